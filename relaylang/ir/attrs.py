@@ -192,7 +192,8 @@ def _coercer(annotation: Any) -> tuple[Coerce, str]:
     if origin is tuple:
         args = typing.get_args(annotation)
         elem, elem_what = _coercer(args[0])
-        what = f"a list of {elem_what.removeprefix('a ').removeprefix('an ')}s"
+        what = "a list of " + ("lists" if elem_what.startswith("a list")
+                               else elem_what.removeprefix("a ").removeprefix("an ") + "s")
 
         def to_tuple(v: Any) -> tuple:
             if not isinstance(v, tuple):
@@ -229,8 +230,12 @@ def make_attrs(schema: type[Attrs], values: dict[str, Any], op_name: str = "") -
             kwargs[key] = conv(value)
         except _Mismatch:
             raise AttrError(key, f"attribute `{key}` expects {what}, got {_describe(value)}") from None
-    missing = [name for name, default in schema.field_defaults()
-               if default is dataclasses.MISSING and name not in kwargs]
-    if missing:
-        raise AttrError(None, f"missing required attribute `{missing[0]}`")
+    for name, default in schema.field_defaults():
+        if default is dataclasses.MISSING and name not in kwargs:
+            # TVM requires fields declared without a default (and so always prints them,
+            # `units=None`); where None is a valid value we read an omitted one as None.
+            try:
+                kwargs[name] = table[name][0](None)
+            except _Mismatch:
+                raise AttrError(None, f"missing required attribute `{name}`") from None
     return schema(**kwargs)

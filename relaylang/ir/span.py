@@ -2,15 +2,15 @@
 
 Lines and columns are 1-based; `end_column` points one past the last character
 of the span (as Lark's tokens do), so a one-character token at column 5 has
-`column=5, end_column=6`.
+`column=5, end_column=6`. A `NamedTuple`: immutable, compared by value, and
+cheap to create (the parser makes one per token it keeps).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
+class Span(NamedTuple):
     source_name: str
     line: int
     column: int

@@ -1,0 +1,69 @@
+"""Annotation and device-placement operators.
+
+Mirrors TVM's src/relay/op/memory/on_device.cc (`on_device`),
+src/relay/op/memory/device_copy.cc (`device_copy`) and
+src/relay/op/annotation/annotation.cc (`annotation.*`), with the schemas of
+include/tvm/relay/attrs/{on_device,device_copy,annotation}.h. All are opaque
+and, as in TVM, not stateful.
+
+Virtual devices are metadata objects (`meta[VirtualDevice][i]`), carried as
+`object`. `None` stands for TVM's `VirtualDevice::FullyUnconstrained()`, the
+default of `on_device`; `device_copy` has no defaults, so TVM always prints
+both of its devices.
+
+`annotation.cast_hint` and `annotation.compiler_begin/_end` carry
+CastHintAttrs / CompilerAttrs, but TVM registers no attribute type for these
+ops, so their attributes print as a trailing `meta[relay.attrs.*][i]`
+argument: the ops take no keyword attributes here either.
+"""
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ..ir.attrs import Attrs, DType
+from .registry import OpDef, OpPattern, register_op
+from .schema import attrs_schema, register_table
+
+O = OpPattern.OPAQUE
+
+
+@attrs_schema
+class OnDeviceAttrs(Attrs):
+    virtual_device: object = None
+    constrain_result: bool = False
+    constrain_body: bool = True
+
+    type_key: ClassVar[str] = "relay.attrs.OnDeviceAttrs"
+
+
+@attrs_schema
+class DeviceCopyAttrs(Attrs):
+    src_virtual_device: object
+    dst_virtual_device: object
+
+    type_key: ClassVar[str] = "relay.attrs.DeviceCopyAttrs"
+
+
+@attrs_schema
+class CastHintAttrs(Attrs):
+    dtype: DType
+
+    type_key: ClassVar[str] = "relay.attrs.CastHintAttrs"
+
+
+@attrs_schema
+class CompilerAttrs(Attrs):
+    compiler: str
+
+    type_key: ClassVar[str] = "relay.attrs.CompilerAttrs"
+
+
+ANNOTATIONS = {name: O for name in (
+    "annotation.stop_fusion", "annotation.cast_hint", "annotation.checkpoint",
+    "annotation.bitpack_start", "annotation.bitpack_end",
+    "annotation.compiler_begin", "annotation.compiler_end",
+)}
+
+register_op(OpDef("on_device", 1, attrs=OnDeviceAttrs, pattern=O))
+register_op(OpDef("device_copy", 1, attrs=DeviceCopyAttrs, pattern=O))
+register_table(ANNOTATIONS, num_inputs=1)

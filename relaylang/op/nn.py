@@ -1,0 +1,317 @@
+"""Neural-network operators: convolutions, dense layers, activations, normalisation.
+
+Mirrors the schemas of TVM's include/tvm/relay/attrs/nn.h and the
+registrations of src/relay/op/nn/{convolution,nn,pad,upsampling}.cc; patterns
+set in python/tvm/relay/op/nn/_nn.py (convolutions, dense, softmax, batch_norm,
+l2_normalize) are taken from there. Pooling lives in `pool.py`.
+"""
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ..ir.attrs import Attrs, DType, IndexExpr
+from .registry import OpDef, OpPattern, register_op
+from .schema import attrs_schema
+
+E, B, I = OpPattern.ELEMWISE, OpPattern.BROADCAST, OpPattern.INJECTIVE
+F, O = OpPattern.OUT_ELEMWISE_FUSABLE, OpPattern.OPAQUE
+
+
+# ------------------------------------------------------------- convolutions
+# Field order is TVM's TVM_ATTR_FIELD order, which for the transposed
+# convolutions differs from the plain ones (channels and kernel_size first).
+
+@attrs_schema
+class Conv1DAttrs(Attrs):
+    strides: tuple[IndexExpr, ...] | None = (1,)
+    padding: tuple[IndexExpr, ...] | None = (0, 0)
+    dilation: tuple[IndexExpr, ...] | None = (1,)
+    groups: int = 1
+    channels: IndexExpr | None = None
+    kernel_size: tuple[IndexExpr, ...] | None = None
+    data_layout: str = "NCW"
+    kernel_layout: str = "OIW"
+    out_layout: str = ""
+    out_dtype: DType = DType("")
+
+    type_key: ClassVar[str] = "relay.attrs.Conv1DAttrs"
+
+
+@attrs_schema
+class Conv2DAttrs(Attrs):
+    strides: tuple[IndexExpr, ...] | None = (1, 1)
+    padding: tuple[IndexExpr, ...] | None = (0, 0)
+    dilation: tuple[IndexExpr, ...] | None = (1, 1)
+    groups: int = 1
+    channels: IndexExpr | None = None
+    kernel_size: tuple[IndexExpr, ...] | None = None
+    data_layout: str = "NCHW"
+    kernel_layout: str = "OIHW"
+    out_layout: str = ""
+    out_dtype: DType = DType("")
+
+    type_key: ClassVar[str] = "relay.attrs.Conv2DAttrs"
+
+
+@attrs_schema
+class Conv3DAttrs(Attrs):
+    strides: tuple[IndexExpr, ...] | None = (1, 1, 1)
+    padding: tuple[IndexExpr, ...] | None = (0, 0, 0)
+    dilation: tuple[IndexExpr, ...] | None = (1, 1, 1)
+    groups: int = 1
+    channels: IndexExpr | None = None
+    kernel_size: tuple[IndexExpr, ...] | None = None
+    data_layout: str = "NCDHW"
+    kernel_layout: str = "OIDHW"
+    out_layout: str = ""
+    out_dtype: DType = DType("")
+
+    type_key: ClassVar[str] = "relay.attrs.Conv3DAttrs"
+
+
+@attrs_schema
+class Conv1DTransposeAttrs(Attrs):
+    channels: IndexExpr | None = None
+    kernel_size: tuple[IndexExpr, ...] | None = None
+    strides: tuple[IndexExpr, ...] | None = (1,)
+    output_padding: tuple[IndexExpr, ...] | None = (0,)
+    padding: tuple[IndexExpr, ...] | None = (0,)
+    dilation: tuple[IndexExpr, ...] | None = (1,)
+    groups: int = 1
+    data_layout: str = "NCW"
+    kernel_layout: str = "IOW"
+    out_layout: str = ""
+    out_dtype: DType = DType("")
+
+    type_key: ClassVar[str] = "relay.attrs.Conv1DTransposeAttrs"
+
+
+@attrs_schema
+class Conv2DTransposeAttrs(Attrs):
+    channels: IndexExpr | None = None
+    kernel_size: tuple[IndexExpr, ...] | None = None
+    strides: tuple[IndexExpr, ...] | None = (1, 1)
+    output_padding: tuple[IndexExpr, ...] | None = (0, 0)
+    padding: tuple[IndexExpr, ...] | None = (0, 0)
+    dilation: tuple[IndexExpr, ...] | None = (1, 1)
+    groups: int = 1
+    data_layout: str = "NCHW"
+    kernel_layout: str = "IOHW"
+    out_layout: str = ""
+    out_dtype: DType = DType("")
+
+    type_key: ClassVar[str] = "relay.attrs.Conv2DTransposeAttrs"
+
+
+@attrs_schema
+class Conv3DTransposeAttrs(Attrs):
+    channels: IndexExpr | None = None
+    kernel_size: tuple[IndexExpr, ...] | None = None
+    strides: tuple[IndexExpr, ...] | None = (1, 1, 1)
+    output_padding: tuple[IndexExpr, ...] | None = (0, 0, 0)
+    padding: tuple[IndexExpr, ...] | None = (0, 0, 0)
+    dilation: tuple[IndexExpr, ...] | None = (1, 1, 1)
+    groups: int = 1
+    data_layout: str = "NCDHW"
+    kernel_layout: str = "IODHW"
+    out_layout: str = ""
+    out_dtype: DType = DType("")
+
+    type_key: ClassVar[str] = "relay.attrs.Conv3DTransposeAttrs"
+
+
+# ------------------------------------------------------------ dense layers
+
+@attrs_schema
+class DenseAttrs(Attrs):
+    units: IndexExpr | None                  # required: TVM prints `units=None`
+    out_dtype: DType = DType("")
+
+    type_key: ClassVar[str] = "relay.attrs.DenseAttrs"
+
+
+@attrs_schema
+class MatmulAttrs(Attrs):
+    units: IndexExpr | None
+    out_dtype: DType = DType("")
+    transpose_a: bool = False
+    transpose_b: bool = False
+
+    type_key: ClassVar[str] = "relay.attrs.MatmulAttrs"
+
+
+@attrs_schema
+class BatchMatmulAttrs(Attrs):
+    out_dtype: DType = DType("")
+    transpose_a: bool = False
+    transpose_b: bool = False
+
+    type_key: ClassVar[str] = "relay.attrs.BatchMatmulAttrs"
+
+
+@attrs_schema
+class BiasAddAttrs(Attrs):
+    axis: int = 1
+
+    type_key: ClassVar[str] = "relay.attrs.BiasAddAttrs"
+
+
+# ----------------------------------------------------- activations, softmax
+
+@attrs_schema
+class SoftmaxAttrs(Attrs):
+    axis: int = -1
+
+    type_key: ClassVar[str] = "relay.attrs.SoftmaxAttrs"
+
+
+@attrs_schema
+class LeakyReluAttrs(Attrs):
+    alpha: float = 0.25
+
+    type_key: ClassVar[str] = "relay.attrs.LeakyReluAttrs"
+
+
+@attrs_schema
+class PReluAttrs(Attrs):
+    axis: int = 1
+
+    type_key: ClassVar[str] = "relay.attrs.PReluAttrs"
+
+
+@attrs_schema
+class DropoutAttrs(Attrs):
+    rate: float = 0.5
+
+    type_key: ClassVar[str] = "relay.attrs.DropoutAttrs"
+
+
+# ------------------------------------------------------------ normalisation
+
+@attrs_schema
+class BatchNormAttrs(Attrs):
+    axis: int = 1
+    epsilon: float = 1e-5
+    center: bool = True
+    scale: bool = True
+
+    type_key: ClassVar[str] = "relay.attrs.BatchNormAttrs"
+
+
+@attrs_schema
+class InstanceNormAttrs(Attrs):
+    axis: int = 1
+    epsilon: float = 1e-5
+    center: bool = True
+    scale: bool = True
+
+    type_key: ClassVar[str] = "relay.attrs.InstanceNormAttrs"
+
+
+@attrs_schema
+class LayerNormAttrs(Attrs):
+    axis: int = -1
+    epsilon: float = 1e-5
+    center: bool = True
+    scale: bool = True
+
+    type_key: ClassVar[str] = "relay.attrs.LayerNormAttrs"
+
+
+@attrs_schema
+class GroupNormAttrs(Attrs):
+    num_groups: int = 0
+    axis: int = 1
+    epsilon: float = 1e-5
+    center: bool = True
+    scale: bool = True
+
+    type_key: ClassVar[str] = "relay.attrs.GroupNormAttrs"
+
+
+@attrs_schema
+class LRNAttrs(Attrs):
+    size: int = 5
+    axis: int = 1
+    bias: float = 2.0
+    alpha: float = 0.0001
+    beta: float = 0.75
+
+    type_key: ClassVar[str] = "relay.attrs.LRNAttrs"
+
+
+@attrs_schema
+class L2NormalizeAttrs(Attrs):
+    eps: float
+    axis: tuple[int, ...] | None
+
+    type_key: ClassVar[str] = "relay.attrs.L2NormalizeAttrs"
+
+
+# ------------------------------------------------------- padding, resampling
+
+@attrs_schema
+class PadAttrs(Attrs):
+    # pad_value is no attribute since TVM 0.8: it is nn.pad's second input.
+    pad_width: tuple[tuple[int, ...], ...] | None
+    pad_mode: str = "constant"
+
+    type_key: ClassVar[str] = "relay.attrs.PadAttrs"
+
+
+@attrs_schema
+class UpSamplingAttrs(Attrs):
+    scale_h: float
+    scale_w: float
+    layout: str = "NCHW"
+    method: str = "nearest_neighbor"
+    align_corners: bool = False
+
+    type_key: ClassVar[str] = "relay.attrs.UpSamplingAttrs"
+
+
+@attrs_schema
+class SubPixelAttrs(Attrs):
+    block_size: int = 1
+    layout: str = "NCHW"
+    mode: str = "DCR"
+
+    type_key: ClassVar[str] = "relay.attrs.SubPixelAttrs"
+
+
+# name, inputs, schema, TVM pattern
+NN: tuple[tuple[str, int, type[Attrs] | None, OpPattern], ...] = (
+    ("nn.conv1d", 2, Conv1DAttrs, F),
+    ("nn.conv2d", 2, Conv2DAttrs, F),
+    ("nn.conv3d", 2, Conv3DAttrs, F),
+    ("nn.conv1d_transpose", 2, Conv1DTransposeAttrs, F),
+    ("nn.conv2d_transpose", 2, Conv2DTransposeAttrs, F),
+    ("nn.conv3d_transpose", 2, Conv3DTransposeAttrs, F),
+    ("nn.dense", 2, DenseAttrs, F),
+    ("nn.matmul", 2, MatmulAttrs, F),
+    ("nn.batch_matmul", 2, BatchMatmulAttrs, F),
+    ("nn.bias_add", 2, BiasAddAttrs, B),
+    ("nn.relu", 1, None, E),
+    ("nn.leaky_relu", 1, LeakyReluAttrs, E),
+    ("nn.prelu", 2, PReluAttrs, B),
+    ("nn.softmax", 1, SoftmaxAttrs, F),
+    ("nn.fast_softmax", 1, SoftmaxAttrs, F),
+    ("nn.log_softmax", 1, SoftmaxAttrs, F),
+    ("nn.batch_norm", 5, BatchNormAttrs, F),    # data, gamma, beta, moving_mean, moving_var
+    ("nn.instance_norm", 3, InstanceNormAttrs, O),
+    ("nn.layer_norm", 3, LayerNormAttrs, O),
+    ("nn.group_norm", 3, GroupNormAttrs, O),
+    ("nn.lrn", 1, LRNAttrs, O),
+    ("nn.l2_normalize", 1, L2NormalizeAttrs, F),
+    ("nn.batch_flatten", 1, None, I),
+    ("nn.pad", 2, PadAttrs, I),                 # pad(data, pad_value)
+    ("nn.upsampling", 1, UpSamplingAttrs, I),
+    ("nn.depth_to_space", 1, SubPixelAttrs, I),
+    ("nn.space_to_depth", 1, SubPixelAttrs, I),
+)
+
+for _name, _arity, _schema, _pattern in NN:
+    register_op(OpDef(_name, _arity, attrs=_schema, pattern=_pattern))
+
+# TVM marks dropout stateful (TOpIsStateful): FoldConstant, CSE and DCE keep it.
+register_op(OpDef("nn.dropout", 1, attrs=DropoutAttrs, pattern=O, stateful=True))

@@ -1,0 +1,153 @@
+"""Pooling operators: max/avg (1d, 2d, 3d), global and adaptive pooling.
+
+Mirrors the pool schemas of TVM's include/tvm/relay/attrs/nn.h and
+src/relay/op/nn/pooling.cc; every pool is OUT_ELEMWISE_FUSABLE
+(python/tvm/relay/op/nn/_nn.py). Note TVM's field order: `dilation` comes
+before `padding`, and `out_layout` right after `layout`.
+"""
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ..ir.attrs import Attrs, IndexExpr
+from .registry import OpDef, OpPattern, register_op
+from .schema import attrs_schema
+
+F = OpPattern.OUT_ELEMWISE_FUSABLE
+
+
+@attrs_schema
+class MaxPool1DAttrs(Attrs):
+    pool_size: tuple[IndexExpr, ...] | None
+    strides: tuple[IndexExpr, ...] | None = (1,)
+    dilation: tuple[IndexExpr, ...] | None = (1,)
+    padding: tuple[IndexExpr, ...] | None = (0,)
+    layout: str = "NCW"
+    out_layout: str = ""
+    ceil_mode: bool = False
+
+    type_key: ClassVar[str] = "relay.attrs.MaxPool1DAttrs"
+
+
+@attrs_schema
+class MaxPool2DAttrs(Attrs):
+    pool_size: tuple[IndexExpr, ...] | None
+    strides: tuple[IndexExpr, ...] | None = (1, 1)
+    dilation: tuple[IndexExpr, ...] | None = (1, 1)
+    padding: tuple[IndexExpr, ...] | None = (0, 0)
+    layout: str = "NCHW"
+    out_layout: str = ""
+    ceil_mode: bool = False
+
+    type_key: ClassVar[str] = "relay.attrs.MaxPool2DAttrs"
+
+
+@attrs_schema
+class MaxPool3DAttrs(Attrs):
+    pool_size: tuple[IndexExpr, ...] | None
+    strides: tuple[IndexExpr, ...] | None = (1, 1, 1)
+    dilation: tuple[IndexExpr, ...] | None = (1, 1, 1)
+    padding: tuple[IndexExpr, ...] | None = (0, 0, 0)
+    layout: str = "NCDHW"
+    out_layout: str = ""
+    ceil_mode: bool = False
+
+    type_key: ClassVar[str] = "relay.attrs.MaxPool3DAttrs"
+
+
+@attrs_schema
+class AvgPool1DAttrs(Attrs):
+    pool_size: tuple[IndexExpr, ...] | None
+    strides: tuple[IndexExpr, ...] | None = (1,)
+    dilation: tuple[IndexExpr, ...] | None = (1,)
+    padding: tuple[IndexExpr, ...] | None = (0,)
+    layout: str = "NCW"
+    out_layout: str = ""
+    ceil_mode: bool = False
+    count_include_pad: bool = False
+
+    type_key: ClassVar[str] = "relay.attrs.AvgPool1DAttrs"
+
+
+@attrs_schema
+class AvgPool2DAttrs(Attrs):
+    pool_size: tuple[IndexExpr, ...] | None
+    strides: tuple[IndexExpr, ...] | None = (1, 1)
+    dilation: tuple[IndexExpr, ...] | None = (1, 1)
+    padding: tuple[IndexExpr, ...] | None = (0, 0)
+    layout: str = "NCHW"
+    out_layout: str = ""
+    ceil_mode: bool = False
+    count_include_pad: bool = False
+
+    type_key: ClassVar[str] = "relay.attrs.AvgPool2DAttrs"
+
+
+@attrs_schema
+class AvgPool3DAttrs(Attrs):
+    pool_size: tuple[IndexExpr, ...] | None
+    strides: tuple[IndexExpr, ...] | None = (1, 1, 1)
+    dilation: tuple[IndexExpr, ...] | None = (1, 1, 1)
+    padding: tuple[IndexExpr, ...] | None = (0, 0, 0)
+    layout: str = "NCDHW"
+    out_layout: str = ""
+    ceil_mode: bool = False
+    count_include_pad: bool = False
+
+    type_key: ClassVar[str] = "relay.attrs.AvgPool3DAttrs"
+
+
+@attrs_schema
+class GlobalPool2DAttrs(Attrs):
+    layout: str = "NCHW"
+    out_layout: str = ""
+
+    type_key: ClassVar[str] = "relay.attrs.GlobalPool2DAttrs"
+
+
+@attrs_schema
+class AdaptivePool1DAttrs(Attrs):
+    output_size: tuple[IndexExpr, ...] | None = ()
+    layout: str = "NCW"
+    out_layout: str = ""
+
+    type_key: ClassVar[str] = "relay.attrs.AdaptivePool1DAttrs"
+
+
+@attrs_schema
+class AdaptivePool2DAttrs(Attrs):
+    output_size: tuple[IndexExpr, ...] | None = ()
+    layout: str = "NCHW"
+    out_layout: str = ""
+
+    type_key: ClassVar[str] = "relay.attrs.AdaptivePool2DAttrs"
+
+
+@attrs_schema
+class AdaptivePool3DAttrs(Attrs):
+    output_size: tuple[IndexExpr, ...] | None = ()
+    layout: str = "NCDHW"
+    out_layout: str = ""
+
+    type_key: ClassVar[str] = "relay.attrs.AdaptivePool3DAttrs"
+
+
+POOLS: dict[str, type[Attrs]] = {
+    "nn.max_pool1d": MaxPool1DAttrs,
+    "nn.max_pool2d": MaxPool2DAttrs,
+    "nn.max_pool3d": MaxPool3DAttrs,
+    "nn.avg_pool1d": AvgPool1DAttrs,
+    "nn.avg_pool2d": AvgPool2DAttrs,
+    "nn.avg_pool3d": AvgPool3DAttrs,
+    "nn.global_max_pool2d": GlobalPool2DAttrs,
+    "nn.global_avg_pool2d": GlobalPool2DAttrs,
+    "nn.adaptive_max_pool1d": AdaptivePool1DAttrs,
+    "nn.adaptive_avg_pool1d": AdaptivePool1DAttrs,
+    "nn.adaptive_max_pool2d": AdaptivePool2DAttrs,
+    "nn.adaptive_avg_pool2d": AdaptivePool2DAttrs,
+    "nn.adaptive_max_pool3d": AdaptivePool3DAttrs,
+    "nn.adaptive_avg_pool3d": AdaptivePool3DAttrs,
+}
+
+for _name, _schema in POOLS.items():
+    register_op(OpDef(_name, 1, attrs=_schema, pattern=F))

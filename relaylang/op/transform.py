@@ -1,0 +1,231 @@
+"""Shape, layout, indexing and tensor-creation operators.
+
+Mirrors TVM's src/relay/op/tensor/transform.cc (patterns, arities) and the
+schemas of include/tvm/relay/attrs/transform.h. Where transform.cc sets no
+TOpPattern, the pattern comes from python/tvm/relay/op/_transform.py
+(layout_transform, zeros, ones).
+"""
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ..ir.attrs import Attrs, DType
+from .registry import OpDef, OpPattern, register_op
+from .schema import attrs_schema
+
+E, B, I = OpPattern.ELEMWISE, OpPattern.BROADCAST, OpPattern.INJECTIVE
+R, F, O = OpPattern.COMM_REDUCE, OpPattern.OUT_ELEMWISE_FUSABLE, OpPattern.OPAQUE
+
+
+@attrs_schema
+class ReshapeAttrs(Attrs):
+    newshape: tuple[int, ...] | None
+    allowzero: bool = False
+
+    type_key: ClassVar[str] = "relay.attrs.ReshapeAttrs"
+
+
+@attrs_schema
+class ReshapeLikeAttrs(Attrs):
+    lhs_begin: int = 0
+    lhs_end: int | None = None
+    rhs_begin: int = 0
+    rhs_end: int | None = None
+
+    type_key: ClassVar[str] = "relay.attrs.ReshapeLikeAttrs"
+
+
+@attrs_schema
+class TransposeAttrs(Attrs):
+    axes: tuple[int, ...] | None            # None: reverse the axes
+
+    type_key: ClassVar[str] = "relay.attrs.TransposeAttrs"
+
+
+@attrs_schema
+class ExpandDimsAttrs(Attrs):
+    axis: int
+    num_newaxis: int = 1
+
+    type_key: ClassVar[str] = "relay.attrs.ExpandDimsAttrs"
+
+
+@attrs_schema
+class SqueezeAttrs(Attrs):
+    axis: tuple[int, ...] | None = None
+
+    type_key: ClassVar[str] = "relay.attrs.SqueezeAttrs"
+
+
+@attrs_schema
+class ConcatenateAttrs(Attrs):
+    axis: int = 0
+
+    type_key: ClassVar[str] = "relay.attrs.ConcatenateAttrs"
+
+
+@attrs_schema
+class StackAttrs(Attrs):
+    axis: int = 0
+
+    type_key: ClassVar[str] = "relay.attrs.StackAttrs"
+
+
+@attrs_schema
+class SplitAttrs(Attrs):
+    # TVM: Variant<Int, Array<Int>> -- a number of sections, or the split indices.
+    indices_or_sections: int | tuple[int, ...]
+    axis: int = 0
+
+    type_key: ClassVar[str] = "relay.attrs.SplitAttrs"
+
+
+@attrs_schema
+class TakeAttrs(Attrs):
+    batch_dims: int = 0
+    axis: int | None = None                 # None: take from the flattened input
+    mode: str = "clip"
+
+    type_key: ClassVar[str] = "relay.attrs.TakeAttrs"
+
+
+@attrs_schema
+class StridedSliceAttrs(Attrs):
+    begin: tuple[int, ...] | None
+    end: tuple[int, ...] | None
+    strides: tuple[int, ...] | None
+    slice_mode: str = "end"
+    axes: tuple[int, ...] | None
+
+    type_key: ClassVar[str] = "relay.attrs.StridedSliceAttrs"
+
+
+@attrs_schema
+class SliceLikeAttrs(Attrs):
+    axes: tuple[int, ...] | None
+
+    type_key: ClassVar[str] = "relay.attrs.SliceLikeAttrs"
+
+
+@attrs_schema
+class InitOpAttrs(Attrs):
+    shape: tuple[int, ...] | None
+    dtype: DType = DType("")
+
+    type_key: ClassVar[str] = "relay.attrs.InitOpAttrs"
+
+
+@attrs_schema
+class ArangeAttrs(Attrs):
+    # TVM duplicates the three inputs as attributes (expressions, printed as values).
+    start: object
+    stop: object
+    step: object
+    dtype: DType
+
+    type_key: ClassVar[str] = "relay.attrs.ArangeAttrs"
+
+
+@attrs_schema
+class TileAttrs(Attrs):
+    reps: tuple[int, ...] | None
+
+    type_key: ClassVar[str] = "relay.attrs.TileAttrs"
+
+
+@attrs_schema
+class RepeatAttrs(Attrs):
+    repeats: int | None
+    axis: int | None = None
+
+    type_key: ClassVar[str] = "relay.attrs.RepeatAttrs"
+
+
+@attrs_schema
+class ReverseAttrs(Attrs):
+    axis: int | None = None
+
+    type_key: ClassVar[str] = "relay.attrs.ReverseAttrs"
+
+
+@attrs_schema
+class ReverseSequenceAttrs(Attrs):
+    seq_axis: int = 1
+    batch_axis: int = 0
+
+    type_key: ClassVar[str] = "relay.attrs.ReverseSequenceAttrs"
+
+
+@attrs_schema
+class LayoutTransformAttrs(Attrs):
+    src_layout: str
+    dst_layout: str
+
+    type_key: ClassVar[str] = "relay.attrs.LayoutTransformAttrs"
+
+
+@attrs_schema
+class ShapeOfAttrs(Attrs):
+    dtype: DType = DType("")
+
+    type_key: ClassVar[str] = "relay.attrs.ShapeOfAttrs"
+
+
+@attrs_schema
+class GatherAttrs(Attrs):
+    axis: int | None = None
+
+    type_key: ClassVar[str] = "relay.attrs.GatherAttrs"
+
+
+@attrs_schema
+class GatherNDAttrs(Attrs):
+    batch_dims: int = 0
+    index_rank: int | None = None
+
+    type_key: ClassVar[str] = "relay.attrs.GatherNDAttrs"
+
+
+@attrs_schema
+class OneHotAttrs(Attrs):
+    depth: int = 1
+    axis: int = -1
+    dtype: DType = DType("")
+
+    type_key: ClassVar[str] = "relay.attrs.OneHotAttrs"
+
+
+# name, inputs (concatenate/stack take one input: a tuple), schema, TVM pattern
+TRANSFORM: tuple[tuple[str, int, type[Attrs] | None, OpPattern], ...] = (
+    ("reshape", 1, ReshapeAttrs, I),
+    ("reshape_like", 2, ReshapeLikeAttrs, I),
+    ("transpose", 1, TransposeAttrs, I),
+    ("expand_dims", 1, ExpandDimsAttrs, B),
+    ("squeeze", 1, SqueezeAttrs, I),
+    ("concatenate", 1, ConcatenateAttrs, I),
+    ("stack", 1, StackAttrs, I),
+    ("split", 1, SplitAttrs, I),
+    ("take", 2, TakeAttrs, I),
+    ("strided_slice", 1, StridedSliceAttrs, I),
+    ("slice_like", 2, SliceLikeAttrs, I),
+    ("broadcast_to", 1, InitOpAttrs, B),
+    ("broadcast_to_like", 2, None, B),
+    ("collapse_sum_like", 2, None, R),
+    ("tile", 1, TileAttrs, B),
+    ("repeat", 1, RepeatAttrs, B),
+    ("reverse", 1, ReverseAttrs, I),
+    ("reverse_sequence", 2, ReverseSequenceAttrs, I),
+    ("layout_transform", 1, LayoutTransformAttrs, I),
+    ("gather", 2, GatherAttrs, I),
+    ("gather_nd", 2, GatherNDAttrs, I),
+    ("zeros", 0, InitOpAttrs, E),
+    ("ones", 0, InitOpAttrs, E),
+    ("full", 1, InitOpAttrs, E),            # full(fill_value, shape=..., dtype=...)
+    ("full_like", 2, None, E),
+    ("arange", 3, ArangeAttrs, O),          # TVM: opaque, FuseOps ignores dynamic shapes
+    ("one_hot", 3, OneHotAttrs, F),         # one_hot(indices, on_value, off_value)
+    ("shape_of", 1, ShapeOfAttrs, O),
+)
+
+for _name, _arity, _schema, _pattern in TRANSFORM:
+    register_op(OpDef(_name, _arity, attrs=_schema, pattern=_pattern))

@@ -1,0 +1,185 @@
+"""`parse` and `parse_expr`: Relay text to IR (TVM's src/relay/parser/parser.cc).
+
+Lark's LALR parser with the contextual lexer runs grammar/relay.lark with the
+callbacks of builder.py inlined, so IR is built during parsing; the parser is
+built once per process. The `#[metadata]` section is split off before lexing
+and decoded as JSON. After a syntax error the parse resumes at the next
+top-level `def`/`type`/`extern`, so one parse reports an error per broken
+definition.
+"""
+from __future__ import annotations
+
+import os
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+from lark import Lark
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+
+from ..ir.expr import Expr
+from ..ir.module import IRModule
+from ..ir.span import Span
+from .builder import Builder
+from .builder_state import ParseState
+from .diagnostics import Diagnostic, DiagnosticError
+from .syntax_errors import describe_syntax_error
+
+_METADATA = re.compile(r"^[^\n]*?#\[[ \t\r\n]*metadata[ \t\r\n]*\]", re.M)
+_DEFINITION_START = re.compile(r"^[ \t]*(def|type|extern)\b", re.M)
+
+_lock = threading.Lock()
+_parser: tuple[Lark, Builder] | None = None
+
+
+def grammar_path() -> Path:
+    """grammar/relay.lark: inside the installed package, or at the top of a checkout."""
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here / "grammar" / "relay.lark", here.parent / "grammar" / "relay.lark"):
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError("grammar/relay.lark is missing from the installation")
+
+
+def _get_parser() -> tuple[Lark, Builder]:
+    global _parser
+    if _parser is None:
+        builder = Builder()
+        options: dict[str, Any] = {}
+        if not os.environ.get("RELAYLANG_PURE_PYTHON"):
+            try:
+                import lark_cython
+                options["_plugins"] = lark_cython.plugins
+            except ImportError:     # optional speed-up (the `fast` extra)
+                pass
+        lark = Lark(grammar_path().read_text(), parser="lalr", lexer="contextual",
+                    start=["start_module", "start_expr", "start_definitions"],
+                    transformer=builder, maybe_placeholders=True, **options)
+        _parser = (lark, builder)
+    return _parser
+
+
+def _split_metadata(text: str) -> tuple[str, str | None, int]:
+    """(Relay text, metadata JSON or None, line where the JSON starts)."""
+    for m in _METADATA.finditer(text):
+        if "//" in m.group(0):       # inside a line comment
+            continue
+        start = m.end()
+        return text[:m.start() + m.group(0).index("#")], text[start:], text.count("\n", 0, start) + 1
+    return text, None, 0
+
+
+def _load_metadata(state: ParseState, json_text: str | None, line: int, text: str,
+                   supplied: dict[str, list[Any]] | None) -> dict[str, list[Any]] | None:
+    table: dict[str, list[Any]] | None = None
+    if json_text is not None and json_text.strip():
+        from .metadata import MetadataError, decode_metadata
+        try:
+            table = decode_metadata(json_text)
+        except MetadataError as e:
+            column = e.column if e.line > 1 else e.column + len(text.split("\n")[line - 1]) - len(
+                json_text.split("\n")[0])
+            at = Span(state.source_name, line + e.line - 1, max(column, 1), line + e.line - 1,
+                      max(column, 1) + 1)
+            state.diag.error(f"malformed metadata section: {e.message}", at)
+            table = {}
+    if supplied:
+        table = {k: list(v) for k, v in (table or {}).items()}
+        for key, objects in supplied.items():
+            table.setdefault(key, []).extend(objects)
+    return table
+
+
+def _run(text: str, source_name: str, metadata: dict[str, list[Any]] | None,
+         expression: bool) -> tuple[Any, ParseState]:
+    body, json_text, json_line = _split_metadata(text)
+    state = ParseState(source_name, text, expression=expression)
+    state.meta_table = _load_metadata(state, json_text, json_line, text, metadata)
+    lark, builder = _get_parser()
+    with _lock:
+        builder.state = state
+        try:
+            if expression:
+                result = _parse_expression(lark, body, state)
+            else:
+                _parse_definitions(lark, body, state)
+                result = None
+        finally:
+            builder.state = ParseState(source_name, "")
+    module = state.finish()
+    return (result if expression else module), state
+
+
+def _parse_expression(lark: Lark, body: str, state: ParseState) -> Expr | None:
+    try:
+        return lark.parse(body, start="start_expr")
+    except UnexpectedInput as e:
+        state.diag.emit(_syntax_diagnostic(e, body, state, lark))
+        return None
+
+
+def _parse_definitions(lark: Lark, body: str, state: ParseState) -> None:
+    start, offset = "start_module", 0
+    while True:
+        source = body if offset == 0 else _blank(body, offset)
+        try:
+            lark.parse(source, start=start)
+            return
+        except UnexpectedInput as e:
+            state.diag.emit(_syntax_diagnostic(e, body, state, lark))
+            resume = _DEFINITION_START.search(body, max(_error_pos(e, body) + 1, offset + 1))
+            if resume is None:
+                return
+            state.reset_scopes()
+            state.pending_meta_attrs.clear()
+            start, offset = "start_definitions", resume.start()
+
+
+def _blank(text: str, upto: int) -> str:
+    """`text` with everything before `upto` turned into spaces (newlines kept), so
+    positions in the rest stay where they were."""
+    return re.sub(r"[^\n]", " ", text[:upto]) + text[upto:]
+
+
+def _error_pos(e: UnexpectedInput, text: str) -> int:
+    pos = getattr(e, "pos_in_stream", None)
+    if pos is None and isinstance(e, UnexpectedToken):
+        pos = getattr(e.token, "start_pos", None)
+    return pos if isinstance(pos, int) and pos >= 0 else len(text)
+
+
+def _syntax_diagnostic(e: UnexpectedInput, text: str, state: ParseState, lark: Lark) -> Diagnostic:
+    message, span = describe_syntax_error(e, text, state.source_name, lark)
+    return Diagnostic.error(message, span)
+
+
+# ---------------------------------------------------------------- public API
+
+
+def parse(text: str, source_name: str = "from_string",
+          metadata: dict[str, list[Any]] | None = None) -> IRModule:
+    """Module text (LANGUAGE.md §3.1) to an `IRModule`; `DiagnosticError` on errors."""
+    module, state = _run(text, source_name, metadata, expression=False)
+    state.diag.raise_if_errors()
+    return module
+
+
+def parse_expr(text: str, source_name: str = "string",
+               metadata: dict[str, list[Any]] | None = None) -> Expr:
+    """Expression text (LANGUAGE.md §3.2) to an `Expr`; `DiagnosticError` on errors."""
+    expr, state = _run(text, source_name, metadata, expression=True)
+    state.diag.raise_if_errors()
+    return expr
+
+
+def parse_with_diagnostics(text: str, source_name: str = "from_string",
+                           metadata: dict[str, list[Any]] | None = None
+                           ) -> tuple[IRModule, list[Diagnostic]]:
+    """Whatever parsed, and every diagnostic, without raising (for editors)."""
+    module, state = _run(text, source_name, metadata, expression=False)
+    return module, sorted(state.diag.diagnostics,
+                          key=lambda d: (d.span.line, d.span.column) if d.span else (0, 0))
+
+
+__all__ = ["DiagnosticError", "parse", "parse_expr", "parse_with_diagnostics", "grammar_path"]

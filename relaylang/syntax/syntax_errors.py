@@ -40,7 +40,7 @@ def _found(tok: Any, lark: Lark) -> str:
     kind = _TERMINAL_NAMES.get(tok.type)
     if kind is None:
         return f"`{tok.value}`"
-    return f"{kind.split(' (')[0]} `{tok.value}`"
+    return f"{kind.split(' (')[0].removeprefix('a ').removeprefix('an ')} `{tok.value}`"
 
 
 def _expected(expected: set[str], lark: Lark) -> str:
@@ -70,8 +70,15 @@ def _unexpected_token(e: UnexpectedToken, lark: Lark) -> str:
     return f"unexpected {_found(tok, lark)}; expected {_expected(expected, lark)}"
 
 
+def _unexpected_character_at(text: str, pos: int) -> str:
+    return _describe_character(text, pos)[0]
+
+
 def _unexpected_character(e: UnexpectedCharacters, text: str) -> tuple[str, int]:
-    pos = e.pos_in_stream
+    return _describe_character(text, e.pos_in_stream)
+
+
+def _describe_character(text: str, pos: int) -> tuple[str, int]:
     rest = text[pos:pos + 2]
     if rest.startswith('"'):
         return "unterminated string literal", 1
@@ -107,6 +114,10 @@ def describe_syntax_error(e: UnexpectedInput, text: str, source_name: str,
                     Span(source_name, line, column, line, column + 1))
         span = Span(source_name, tok.line, tok.column, tok.end_line or tok.line,
                     tok.end_column or tok.column + 1)
+        pos = getattr(tok, "start_pos", None)
+        if isinstance(pos, int) and text.startswith("/*", pos):
+            # The contextual lexer fell back to `/` because the comment never closes.
+            return _unexpected_character_at(text, pos), span._replace(end_column=tok.column + 2)
         return _unexpected_token(e, lark), span
     if isinstance(e, UnexpectedEOF):
         line = text.count("\n") + 1

@@ -50,6 +50,15 @@ class _CallArgs:
         self.args, self.attrs, self.span = args, attrs, span
 
 
+class _Callee:
+    """A callee with the span of its use."""
+
+    __slots__ = ("node", "span")
+
+    def __init__(self, node: Expr, span: Span):
+        self.node, self.span = node, span
+
+
 class _Stmt:
     """A statement of a sequence: `kind` is let, seq, or none (graph binding, free_var)."""
 
@@ -297,19 +306,32 @@ class Builder(Transformer):
         return operands[0]
 
     def call(self, c: list[Any]) -> Expr:
-        node = c[0]
+        head = c[0]
+        node, start = (head.node, head.span) if isinstance(head, _Callee) else (head, _span_of(head))
         for post in c[1:]:
             if isinstance(post, _CallArgs):
-                node = self._make_call(node, post)
+                node = self._make_call(node, post, start.merge(post.span) if start else post.span)
             else:
                 index, span = post
-                node = TupleGetItem(node, index, span=_join(node, span) or span)
+                node = TupleGetItem(node, index, span=start.merge(span) if start else span)
         return node
 
+    def callee_local(self, c: list[Any]) -> _Callee:
+        return _Callee(self.local_ref(c), self._span(c[0]))
+
+    def callee_graph(self, c: list[Any]) -> _Callee:
+        return _Callee(self.graph_ref(c), self._span(c[0]))
+
+    def callee_global(self, c: list[Any]) -> _Callee:
+        return _Callee(self.global_ref(c), self._span(c[0]))
+
+    def callee_ident(self, c: list[Any]) -> _Callee:
+        return _Callee(self.ident_ref(c), self._span(c[0]))
+
     def call_args(self, c: list[Any]) -> _CallArgs:
+        end = self._span(c.pop())
         attrs = c.pop() if c and isinstance(c[-1], _AttrList) else None
-        last = c[-1] if c else (attrs[-1][2] if attrs else None)
-        return _CallArgs(c, attrs, _span_of(last) if c else last)
+        return _CallArgs(c, attrs, end)
 
     def projection_index(self, c: list[Any]) -> tuple[int, Span]:
         span = self._span(c[0])
@@ -319,8 +341,7 @@ class Builder(Transformer):
             self._error(str(e), span)
             return 0, span
 
-    def _make_call(self, callee: Expr, post: _CallArgs) -> Expr:
-        span = _join(callee, post)
+    def _make_call(self, callee: Expr, post: _CallArgs, span: Span | None) -> Expr:
         if id(callee) in self.state.auto_applied and not post.args and not post.attrs:
             return callee     # `Nil()` is the same as `Nil` (§6.3)
         args = post.args

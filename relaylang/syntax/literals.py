@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 
 _INT_BODY = re.compile(r"[0-9]+\Z")
 _FLOAT_BODY = re.compile(r"[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?\Z")
@@ -23,6 +24,7 @@ class LiteralError(ValueError):
     """A literal that has no meaning; the message says why and how to write it."""
 
 
+@lru_cache(maxsize=4096)   # models repeat the same few literals (`1f`, `-1`, `1e-05f`)
 def parse_number(text: str) -> tuple[int | float, str]:
     """The value and dtype of a numeric literal token: `-5` -> (-5, "int32")."""
     body = text.lstrip("-")

@@ -348,7 +348,7 @@ class Builder(Transformer):
         attrs: Any = None
         if args and isinstance(args[-1], MetaAttrsArg):
             attrs = args[-1].obj
-            self.state.pending_meta_attrs.discard(id(args[-1]))
+            self.state.pending_meta_attrs.pop(id(args[-1]), None)
             args = args[:-1]
         if isinstance(callee, Op):
             if attrs is None:

@@ -36,6 +36,7 @@ from .literals import (LiteralError, is_dtype_name, parse_dtype, parse_index, pa
 _BINOPS = {"==": ("equal", 7), "!=": ("not_equal", 7), "<": ("less", 8), ">": ("greater", 8),
            "<=": ("less_equal", 8), ">=": ("greater_equal", 8), "+": ("add", 10),
            "-": ("subtract", 10), "*": ("multiply", 12), "/": ("divide", 12)}
+RESERVED = frozenset("def fn let if else type extern match free_var ref ref_read ref_write".split())
 _SPECIAL_FLOATS = {"inff", "nanf", "inff16", "inff32", "inff64", "nanf16", "nanf32", "nanf64"}
 
 
@@ -102,6 +103,14 @@ class Builder(Transformer):
     def _span(self, tok: Any) -> Span:
         return tok_span(self.state.source_name, tok)
 
+    def _name(self, tok: Any) -> str:
+        """The name of a `%name`/`@name` token; a reserved word there is an error (§2.4)."""
+        name = tok.value[1:]
+        if name in RESERVED:
+            self._error(f"`{name}` is a reserved word and cannot be a name: `{tok.value}`",
+                        self._span(tok))
+        return name
+
     def _error(self, message: str, span: Span | None) -> None:
         self.state.diag.error(message, span)
 
@@ -121,7 +130,7 @@ class Builder(Transformer):
         def_tok, name_tok, tparams, (params, attrs), ret, body = c
         span = self._span(def_tok).merge(_span_of(body))
         fn = self._make_function(params, body, ret, tparams, attrs, span)
-        self.state.define_global(name_tok.value[1:], fn, self._span(name_tok))
+        self.state.define_global(self._name(name_tok), fn, self._span(name_tok))
 
     def _make_function(self, params: list[Var], body: Expr, ret: Any, tparams: Any,
                        attrs: _AttrList | None, span: Span | None) -> Function:
@@ -187,7 +196,7 @@ class Builder(Transformer):
                 device = value
             else:
                 self._error(f"unknown parameter attribute `{key}` (only `virtual_device`)", key_span)
-        var = Var(tok.value[1:], ty, device, span=self._span(tok))
+        var = Var(self._name(tok), ty, device, span=self._span(tok))
         self.state.bind_local(var, self._span(tok))
         return var
 
@@ -246,7 +255,7 @@ class Builder(Transformer):
     # -------------------------------------------------------------- sequences
     def let_head(self, c: list[Any]) -> tuple[Var, Span]:
         let_tok, name_tok, ty = c
-        var = Var(name_tok.value[1:], ty, span=self._span(name_tok))
+        var = Var(self._name(name_tok), ty, span=self._span(name_tok))
         self.state.bind_local(var, self._span(name_tok))
         return var, self._span(let_tok)
 
@@ -266,7 +275,8 @@ class Builder(Transformer):
 
     def free_var_stmt(self, c: list[Any]) -> _Stmt:
         _, tok, ty = c
-        self.state.free_vars[tok.value[1:]] = Var(tok.value[1:], ty, span=self._span(tok))
+        name = self._name(tok)
+        self.state.free_vars[name] = Var(name, ty, span=self._span(tok))
         return NO_STMT
 
     def seq_stmt(self, c: list[Any]) -> _Stmt:
@@ -328,6 +338,9 @@ class Builder(Transformer):
     def callee_ident(self, c: list[Any]) -> _Callee:
         return _Callee(self.ident_ref(c), self._span(c[0]))
 
+    def callee_meta(self, c: list[Any]) -> _Callee:
+        return _Callee(self.meta_ref(c), self._span(c[0]))
+
     def call_args(self, c: list[Any]) -> _CallArgs:
         end = self._span(c.pop())
         attrs = c.pop() if c and isinstance(c[-1], _AttrList) else None
@@ -352,7 +365,7 @@ class Builder(Transformer):
             args = args[:-1]
         if isinstance(callee, Op):
             if attrs is None:
-                attrs = self._op_attrs(callee.name, post.attrs)
+                attrs = self._op_attrs(callee.name, post.attrs, span)
             elif post.attrs:
                 self._error("a call cannot have both keyword attributes and an attributes "
                             "object", post.attrs[0][2])
@@ -360,7 +373,7 @@ class Builder(Transformer):
             attrs = self._dict_attrs(post.attrs)
         return Call(callee, tuple(args), attrs, span=span)
 
-    def _op_attrs(self, name: str, items: _AttrList | None) -> Any:
+    def _op_attrs(self, name: str, items: _AttrList | None, call_span: Span | None) -> Any:
         opdef = op_registry.get_op_def(name)
         if opdef is None:
             return None
@@ -373,8 +386,8 @@ class Builder(Transformer):
             return self.state.make_op_attrs(opdef.attrs, values, name)
         except AttrError as e:
             span = next((s for k, _, s in items or () if k == e.key), None)
-            self._error(e.message, span or (items[0][2] if items else None))
-            return self.state.default_attrs(name)
+            self._error(e.message, span or call_span)
+            return None
 
     def _dict_attrs(self, items: _AttrList) -> DictAttrs | None:
         type_key = None
@@ -402,13 +415,13 @@ class Builder(Transformer):
         return Constant(np.array(value, dtype=dtype), span=span)
 
     def local_ref(self, c: list[Any]) -> Var:
-        return self.state.lookup_local(c[0].value[1:], self._span(c[0]))
+        return self.state.lookup_local(self._name(c[0]), self._span(c[0]))
 
     def graph_ref(self, c: list[Any]) -> Expr:
         return self.state.lookup_graph(c[0].value, self._span(c[0]))
 
     def global_ref(self, c: list[Any]) -> GlobalVar:
-        return self.state.global_var(c[0].value[1:], self._span(c[0]))
+        return self.state.global_var(self._name(c[0]), self._span(c[0]))
 
     def meta_ref(self, c: list[Any]) -> Expr:
         span = self._span(c[0])
@@ -442,6 +455,13 @@ class Builder(Transformer):
         return Op(name, span=span)
 
     def _unknown_name(self, name: str, span: Span) -> None:
+        if name == "match":
+            self._error("a `match` cannot be an operand; put it in parentheses: "
+                        "`(match (...) {...})`", span)
+            return
+        if name in RESERVED:
+            self._error(f"`{name}` cannot appear here", span)
+            return
         known = [o.name for o in op_registry.all_ops()] + list(self.state.constructors)
         close = difflib.get_close_matches(name, known, n=3)
         hint = f"; did you mean {', '.join('`' + n + '`' for n in close)}?" if close else ""
@@ -513,7 +533,7 @@ class Builder(Transformer):
 
     def pattern_var(self, c: list[Any]) -> PatternVar:
         tok, ty = c
-        var = Var(tok.value[1:], ty, span=self._span(tok))
+        var = Var(self._name(tok), ty, span=self._span(tok))
         self.state.bind_local(var, self._span(tok))
         return PatternVar(var, span=var.span)
 

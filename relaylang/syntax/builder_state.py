@@ -57,6 +57,7 @@ class ParseState:
         self.constructors: dict[str, Constructor] = {}
         self.meta_table = meta_table
         self.meta_hint = meta_hint
+        self.meta_broken = False
         self.meta_cache: dict[tuple[str, int], Any] = {}
         self.auto_applied: set[int] = set()
         self.pending_meta_attrs: dict[int, Any] = {}
@@ -89,7 +90,11 @@ class ParseState:
         return var
 
     def bind_graph(self, text: str, value: Expr, span: Span) -> None:
-        self.graph[int(text[1:])] = value
+        number = int(text[1:])
+        if number in self.graph:
+            # TVM kept the first binding, a reader of its scoping rules the last: ambiguous.
+            self.diag.error(f"graph binding `{text}` is bound twice in this definition", span)
+        self.graph[number] = value
 
     def lookup_graph(self, text: str, span: Span) -> Expr:
         node = self.graph.get(int(text[1:]))
@@ -160,6 +165,8 @@ class ParseState:
         cached = self.meta_cache.get((key, index))
         if cached is not None:
             return cached
+        if self.meta_broken:
+            return None
         if self.meta_table is None:
             self.diag.error(f"`{text}` refers to the metadata table, but there is none: "
                             "append a `#[metadata]` section or pass `metadata=` to parse"

@@ -83,6 +83,7 @@ def _load_metadata(state: ParseState, json_text: str | None, line: int, text: st
             at = Span(state.source_name, line + e.line - 1, max(column, 1), line + e.line - 1,
                       max(column, 1) + 1)
             state.diag.error(f"malformed metadata section: {e.message}", at)
+            state.meta_broken = True     # its references are not reported again
             table = {}
     if supplied:
         table = {k: list(v) for k, v in (table or {}).items()}

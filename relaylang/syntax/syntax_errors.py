@@ -6,12 +6,15 @@ recognises the common mistakes (LANGUAGE.md §12.2) with a message of their own.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from lark import Lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from ..ir.span import Span
+
+_EXTERN_HEAD = re.compile(r"\bextern\s+type\s+[A-Za-z_][A-Za-z0-9_]*\s*(\[[^\]]*\])?\s*\Z")
 
 _TERMINAL_NAMES = {
     "IDENT": "an identifier", "LOCAL": "a local variable (`%name`)",
@@ -115,9 +118,16 @@ def describe_syntax_error(e: UnexpectedInput, text: str, source_name: str,
         span = Span(source_name, tok.line, tok.column, tok.end_line or tok.line,
                     tok.end_column or tok.column + 1)
         pos = getattr(tok, "start_pos", None)
-        if isinstance(pos, int) and text.startswith("/*", pos):
-            # The contextual lexer fell back to `/` because the comment never closes.
-            return _unexpected_character_at(text, pos), span._replace(end_column=tok.column + 2)
+        if isinstance(pos, int):
+            # An unclosed `/*` lexes as `/` then `*` (the contextual lexer falls back).
+            for start in (pos, pos - 1):
+                if start >= 0 and text.startswith("/*", start):
+                    line = text.count("\n", 0, start) + 1
+                    column = start - (text.rfind("\n", 0, start) + 1) + 1
+                    return (_unexpected_character_at(text, start),
+                            Span(source_name, line, column, line, column + 2))
+            if tok.type == "LBRACE" and _EXTERN_HEAD.search(text, 0, pos):
+                return "an external type may not have constructors", span
         return _unexpected_token(e, lark), span
     if isinstance(e, UnexpectedEOF):
         line = text.count("\n") + 1

@@ -375,7 +375,8 @@ class TextPrinter(ValuePrinter):
         if not inline:
             self._scopes.append(block)
         for link in chain:
-            if link.var.name_hint == "" and id(link.var) not in self._users:
+            if (link.var.name_hint == "" and link.var.type_annotation is None
+                    and id(link.var) not in self._users):
                 # An anonymous, unused variable: the sequencing `e1; e2` it was read from.
                 value = yield link.value
                 block.items.append([*value, ";"])

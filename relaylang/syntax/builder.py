@@ -83,6 +83,9 @@ class MetaAttrsArg(Expr):
         object.__setattr__(self, "checked_type", None)
 
 
+_new_tuple = tuple.__new__
+
+
 def _span_of(node: Any) -> Span | None:
     return getattr(node, "span", None)
 
@@ -92,8 +95,18 @@ def _join(first: Any, last: Any) -> Span | None:
     return a.merge(b) if a is not None else b
 
 
+def _append(self: Any, c: list[Any]) -> list[Any]:
+    """A left-recursive list rule (`xs: x | xs "," x`): one list, appended to in place."""
+    if len(c) == 1:
+        return [c[0]]
+    c[0].append(c[1])
+    return c[0]
+
+
 class Builder(Transformer):
     """The callbacks; all per-parse state lives in `self.state` (reset per parse)."""
+
+    params = args = attrs = attr_values = dims = stmts = _append
 
     def __init__(self) -> None:
         super().__init__(visit_tokens=False)
@@ -101,7 +114,9 @@ class Builder(Transformer):
 
     # -------------------------------------------------------------- helpers
     def _span(self, tok: Any) -> Span:
-        return tok_span(self.state.source_name, tok)
+        # Hot: one call per kept token. `tuple.__new__` skips NamedTuple's Python-level __new__.
+        return _new_tuple(Span, (self.state.source_name, tok.line, tok.column, tok.end_line,
+                                 tok.end_column))
 
     def _name(self, tok: Any) -> str:
         """The name of a `%name`/`@name` token; a reserved word there is an error (§2.4)."""
@@ -184,9 +199,9 @@ class Builder(Transformer):
         return c[0]
 
     def fn_params(self, c: list[Any]) -> tuple[list[Var], _AttrList | None]:
-        if c and isinstance(c[-1], _AttrList):
-            return c[:-1], c[-1]
-        return c, None
+        params = c[0] if c and type(c[0]) is list else []
+        attrs = c[-1] if c and isinstance(c[-1], _AttrList) else None
+        return params, attrs
 
     def param(self, c: list[Any]) -> Var:
         tok, attrs, ty = c
@@ -202,7 +217,7 @@ class Builder(Transformer):
 
     # -------------------------------------------------------------- attributes
     def attr_list(self, c: list[Any]) -> _AttrList:
-        return _AttrList(c)
+        return _AttrList(c[0])
 
     def attr(self, c: list[Any]) -> tuple[str, Any, Span]:
         return c[0].value, c[1], self._span(c[0])
@@ -248,9 +263,7 @@ class Builder(Transformer):
         return ANY
 
     def av_list(self, c: list[Any]) -> tuple[Any, ...]:
-        if c == [None]:
-            return ()
-        return tuple(c)
+        return () if c[0] is None else tuple(c[0])
 
     # -------------------------------------------------------------- sequences
     def let_head(self, c: list[Any]) -> tuple[Var, Span]:
@@ -283,8 +296,8 @@ class Builder(Transformer):
         return _Stmt("seq", None, c[0], _span_of(c[0]))
 
     def expr(self, c: list[Any]) -> Expr:
-        body = c[-1]
-        for stmt in reversed(c[:-1]):
+        stmts, body = c
+        for stmt in reversed(stmts):
             if stmt.kind == "let":
                 self.state.locals.unbind(stmt.var.name_hint)
                 body = Let(stmt.var, stmt.value, body, span=stmt.span.merge(_span_of(body)))
@@ -316,15 +329,12 @@ class Builder(Transformer):
         return operands[0]
 
     def call(self, c: list[Any]) -> Expr:
-        head = c[0]
-        node, start = (head.node, head.span) if isinstance(head, _Callee) else (head, _span_of(head))
-        for post in c[1:]:
-            if isinstance(post, _CallArgs):
-                node = self._make_call(node, post, start.merge(post.span) if start else post.span)
-            else:
-                index, span = post
-                node = TupleGetItem(node, index, span=start.merge(span) if start else span)
-        return node
+        head, post = c
+        node, start = (head.node, head.span) if type(head) is _Callee else (head, head.span)
+        if type(post) is _CallArgs:
+            return self._make_call(node, post, start.merge(post.span) if start else post.span)
+        index, span = post
+        return TupleGetItem(node, index, span=start.merge(span) if start else span)
 
     def callee_local(self, c: list[Any]) -> _Callee:
         return _Callee(self.local_ref(c), self._span(c[0]))
@@ -342,9 +352,10 @@ class Builder(Transformer):
         return _Callee(self.meta_ref(c), self._span(c[0]))
 
     def call_args(self, c: list[Any]) -> _CallArgs:
-        end = self._span(c.pop())
-        attrs = c.pop() if c and isinstance(c[-1], _AttrList) else None
-        return _CallArgs(c, attrs, end)
+        end = self._span(c[-1])
+        args = c[0] if len(c) > 1 and type(c[0]) is list else []
+        attrs = c[-2] if len(c) > 1 and type(c[-2]) is _AttrList else None
+        return _CallArgs(args, attrs, end)
 
     def projection_index(self, c: list[Any]) -> tuple[int, Span]:
         span = self._span(c[0])
@@ -437,6 +448,9 @@ class Builder(Transformer):
     def ident_ref(self, c: list[Any]) -> Expr:
         tok = c[0]
         name, span = tok.value, self._span(tok)
+        node = self.state.op_nodes.get(name)
+        if node is not None:       # the common case: an operator (a constructor shadows none)
+            return node
         if name in ("True", "False"):
             return Constant(np.array(name == "True"), span=span)
         if name in _SPECIAL_FLOATS:
@@ -450,7 +464,8 @@ class Builder(Transformer):
                 return applied
             return ctor
         if op_registry.get_op_def(name) is not None:
-            return op_registry.get(name)
+            node = self.state.op_nodes[name] = op_registry.get(name)
+            return node
         self._unknown_name(name, span)
         return Op(name, span=span)
 
@@ -557,7 +572,7 @@ class Builder(Transformer):
         return TensorType(shape, dtype, span=self._span(tensor_tok).merge(self._span(dtype_tok)))
 
     def shape(self, c: list[Any]) -> tuple[Any, ...]:
-        return tuple(d for d in c if d is not None)
+        return () if c[0] is None else tuple(c[0])
 
     def dim_number(self, c: list[Any]) -> int:
         try:

@@ -58,6 +58,7 @@ class ParseState:
         self.meta_table = meta_table
         self.meta_hint = meta_hint
         self.meta_broken = False
+        self.op_nodes: dict[str, Any] = {}     # operator names seen so far -> shared Op
         self.meta_cache: dict[tuple[str, int], Any] = {}
         self.auto_applied: set[int] = set()
         self.pending_meta_attrs: dict[int, Any] = {}
@@ -154,6 +155,7 @@ class ParseState:
                             Note("previous definition", previous.span))
             return False
         self.constructors[ctor.name] = ctor
+        self.op_nodes.pop(ctor.name, None)     # from here on the name is the constructor
         return True
 
     # ------------------------------------------------------------ meta

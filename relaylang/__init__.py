@@ -35,7 +35,7 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(module), attr)
         globals()[name] = value
         return value
-    if name in ("ir", "op", "syntax"):
+    if name in ("ir", "op", "syntax", "typing", "transform"):
         import importlib
         return importlib.import_module(f"relaylang.{name}")
     raise AttributeError(f"module 'relaylang' has no attribute {name!r}")

@@ -56,6 +56,34 @@ def cmd_parse(args: argparse.Namespace) -> int:
     return status
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from .syntax.diagnostics import DiagnosticError, Severity, render_all
+    from .syntax.parser import parse
+    from .syntax.printer import astext
+    from .typing import check_module
+    status = EXIT_OK
+    for path in _expand(args.files):
+        text = _read(path)
+        if text is None:
+            status = EXIT_DIAGNOSTICS
+            continue
+        try:
+            mod = parse(text, source_name=path)
+        except DiagnosticError as e:
+            print(e.render(color=_color()), file=sys.stderr)
+            status = EXIT_DIAGNOSTICS
+            continue
+        typed, diagnostics = check_module(mod)
+        if diagnostics:
+            print(render_all(diagnostics, mod.sources, color=_color()), file=sys.stderr)
+        if any(d.severity is Severity.ERROR for d in diagnostics):
+            status = EXIT_DIAGNOSTICS
+            continue
+        for gv in sorted(typed.functions, key=lambda g: g.name_hint):
+            print(f"{path}: @{gv.name_hint}: {astext(gv.checked_type)}")
+    return status
+
+
 def cmd_fmt(args: argparse.Namespace) -> int:
     from .syntax.diagnostics import DiagnosticError
     from .syntax.format import format_text
@@ -98,6 +126,10 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("parse", help="check syntax; errors as FILE:LINE:COL: message")
     p.add_argument("files", nargs="+", metavar="FILE", help=".relay files or directories")
     p.set_defaults(run=cmd_parse)
+
+    p = sub.add_parser("check", help="parse and type-check; print each global's type")
+    p.add_argument("files", nargs="+", metavar="FILE", help=".relay files or directories")
+    p.set_defaults(run=cmd_check)
 
     p = sub.add_parser("fmt", help="print files in the canonical layout")
     p.add_argument("files", nargs="+", metavar="FILE", help=".relay files or directories")

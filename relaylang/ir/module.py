@@ -15,10 +15,12 @@ from .types import GlobalTypeVar, TypeData
 class IRModule:
     def __init__(self, functions: dict[GlobalVar, Function] | None = None,
                  type_definitions: dict[GlobalTypeVar, TypeData] | None = None,
-                 source_name: str = "from_string"):
+                 source_name: str = "from_string", sources: dict[str, str] | None = None):
         self.functions: dict[GlobalVar, Function] = dict(functions or {})
         self.type_definitions: dict[GlobalTypeVar, TypeData] = dict(type_definitions or {})
         self.source_name = source_name
+        # Source texts by name, so that later stages can render diagnostics with source lines.
+        self.sources: dict[str, str] = dict(sources or {})
 
     # ------------------------------------------------------------ lookup
     def get_global_var(self, name: str) -> GlobalVar:
@@ -66,7 +68,7 @@ class IRModule:
 
     # ------------------------------------------------------------ building
     def copy(self) -> IRModule:
-        return IRModule(self.functions, self.type_definitions, self.source_name)
+        return IRModule(self.functions, self.type_definitions, self.source_name, self.sources)
 
     def with_function(self, gv: GlobalVar, fn: Function) -> IRModule:
         mod = self.copy()

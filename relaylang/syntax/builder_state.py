@@ -225,4 +225,5 @@ class ParseState:
         for name, span in self.type_refs.items():
             if self.types[name] not in self.type_defs:
                 self.diag.error(f"unknown type `{name}`: no `type {name}` definition", span)
-        return IRModule(self.functions, self.type_defs, self.source_name)
+        return IRModule(self.functions, self.type_defs, self.source_name,
+                        {self.source_name: self.diag.text})

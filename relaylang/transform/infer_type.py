@@ -1,0 +1,25 @@
+"""InferType: give every expression of a module its type (TVM's relay.transform.InferType).
+
+    def @main(%x: float32) { add(%x, 1f) }   ==>   every node has checked_type;
+                                                  @main : fn (float32) -> float32
+
+Raises `DiagnosticError` listing every type error; warnings (unreachable match
+clauses) do not stop it and are available from `relaylang.typing.check_module`.
+"""
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ..ir.module import IRModule
+from ..typing import infer_types
+
+
+class InferType:
+    name: ClassVar[str] = "InferType"
+    opt_level: ClassVar[int] = 0
+
+    def __call__(self, mod: IRModule) -> IRModule:
+        return infer_types(mod)
+
+    def __repr__(self) -> str:
+        return "InferType()"

@@ -1,0 +1,72 @@
+"""Type inference (`infer.py`), pattern coverage, and the checked module.
+
+`check_module(mod)` infers every expression's type and returns the module with
+`checked_type` set on every node, with all diagnostics (errors and warnings);
+`infer_types(mod)` does the same and raises `DiagnosticError` on errors.
+"""
+from __future__ import annotations
+
+from ..ir.expr import Constructor, Expr, Function, GlobalVar, Op, pattern_vars
+from ..ir.module import IRModule
+from ..ir.traverse import post_order
+from ..syntax.diagnostics import Diagnostic, DiagnosticContext, DiagnosticError, Severity
+from .infer import Inferencer
+
+
+def check_module(mod: IRModule) -> tuple[IRModule, list[Diagnostic]]:
+    diag = DiagnosticContext(mod.source_name, mod.sources.get(mod.source_name, ""))
+    inf = Inferencer(mod, diag)
+    inf.run()
+    if not diag.has_errors:
+        _report_unknown_vars(inf, mod)
+    if not diag.has_errors:
+        _set_checked_types(inf, mod)
+    ordered = sorted(diag.diagnostics, key=lambda d: (d.span.line, d.span.column) if d.span else (0, 0))
+    return mod.copy(), ordered
+
+
+def infer_types(mod: IRModule) -> IRModule:
+    typed, diagnostics = check_module(mod)
+    if any(d.severity is Severity.ERROR for d in diagnostics):
+        raise DiagnosticError(diagnostics, mod.sources)
+    return typed
+
+
+def _binding_vars(fn: Function, nodes: list[Expr]) -> list:
+    from ..ir.expr import Let, Match
+    out = list(fn.params)
+    for node in nodes:
+        if isinstance(node, Function) and node is not fn:
+            out.extend(node.params)
+        elif isinstance(node, Let):
+            out.append(node.var)
+        elif isinstance(node, Match):
+            for clause in node.clauses:
+                out.extend(pattern_vars(clause.lhs))
+    return out
+
+
+def _report_unknown_vars(inf: Inferencer, mod: IRModule) -> None:
+    solver = inf.solver
+    for fn in mod.functions.values():
+        for var in _binding_vars(fn, post_order(fn)):
+            if not solver.is_complete(inf.var_type(var)):
+                name = var.name_hint or "_"
+                inf.report.error(f"cannot infer the type of `%{name}`; annotate it", var.span)
+
+
+def _set_checked_types(inf: Inferencer, mod: IRModule) -> None:
+    resolve = inf.solver.resolve
+    for gv, fn in mod.functions.items():
+        nodes = post_order(fn)
+        for node in nodes:
+            if isinstance(node, Op) or node.checked_type is not None:
+                continue     # ops are shared by every module; types are set once
+            if isinstance(node, (GlobalVar, Constructor)):
+                continue
+            node.set_checked_type(resolve(inf.types[id(node)]))
+        for var in _binding_vars(fn, nodes):
+            if var.checked_type is None:
+                var.set_checked_type(resolve(inf.var_type(var)))
+        if gv.checked_type is None:
+            gv.set_checked_type(resolve(inf.signatures[gv.name_hint]))

@@ -1,0 +1,273 @@
+"""Type inference for a whole module (TVM's src/relay/transforms/type_infer.cc).
+
+One pass over every function, children before parents (the iterative
+`post_order`), gives each expression a type, possibly with holes
+(`IncompleteType`), and unifies as it goes. Op calls become relation
+constraints, solved at once when their arguments are known and otherwise
+retried in a fixpoint loop at the end; so is a projection of a tuple whose
+type is not known yet. Every constraint is solved a bounded number of times:
+inference is linear in program size.
+
+Global functions get a signature up front (annotations, holes where there are
+none), so calls may come before definitions and functions may recurse;
+signatures with type parameters are instantiated afresh at each use.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .. import op as op_registry
+from ..ir.expr import (Call, Constant, Constructor, Expr, Function, GlobalVar, If, Let, Match, Op,
+                       RefCreate, RefRead, RefWrite, Tuple, TupleGetItem, Var)
+from ..ir.module import IRModule
+from ..ir.span import Span
+from ..ir.traverse import post_order
+from ..ir.types import (FuncType, IncompleteType, RefType, TensorType, TupleType, Type, TypeCall,
+                        TypeVar)
+from ..op.relation import TypeRelError
+from ..syntax.diagnostics import DiagnosticContext, Note
+from .patterns import PatternTyper
+from .report import Reporter, type_text
+from .solver import Solver, UnifyError, map_type
+
+BOOL = TensorType((), "bool")
+UNIT = TupleType(())
+
+
+class _Pending:
+    """A constraint that waits for more type information: an op relation or a projection."""
+
+    __slots__ = ("node", "kind")
+
+    def __init__(self, node: Expr, kind: str):
+        self.node, self.kind = node, kind
+
+
+class Inferencer:
+    def __init__(self, mod: IRModule, diag: DiagnosticContext):
+        self.mod = mod
+        self.solver = Solver()
+        self.report = Reporter(diag, self.solver)
+        self.types: dict[int, Type] = {}
+        self.var_types: dict[int, Type] = {}
+        self.signatures: dict[str, FuncType] = {}
+        self.pending: list[_Pending] = []
+        self.patterns = PatternTyper(self)
+        self.visit: dict[type, Callable[[Any], Type]] = {
+            Var: self.var_type, GlobalVar: self._global, Constant: self._constant,
+            Op: self._op, Constructor: self._constructor, Tuple: self._tuple,
+            TupleGetItem: self._get_item, Call: self._call, Let: self._let, If: self._if,
+            Function: self._function, Match: self._match, RefCreate: self._ref_create,
+            RefRead: self._ref_read, RefWrite: self._ref_write}
+
+    # ------------------------------------------------------------ driver
+    def run(self) -> None:
+        for gv, fn in self.mod.functions.items():
+            self.signatures[gv.name_hint] = self._signature(fn)
+        for fn in self.mod.functions.values():
+            self.infer(fn)
+        self._solve_pending()
+
+    def infer(self, root: Expr) -> Type:
+        types, visit = self.types, self.visit
+        for node in post_order(root):
+            types[id(node)] = visit[type(node)](node)
+        return types[id(root)]
+
+    def _signature(self, fn: Function) -> FuncType:
+        params = tuple(self.var_type(p) for p in fn.params)
+        ret = fn.ret_type if fn.ret_type is not None else self.solver.fresh()
+        return FuncType(params, ret, fn.type_params)
+
+    def t(self, node: Expr) -> Type:
+        """The type of `node` at this use. Globals and constructors are one shared node
+        per module but may be polymorphic: each use gets its own instantiation."""
+        if isinstance(node, GlobalVar):
+            return self._global(node)
+        if isinstance(node, Constructor):
+            return self._constructor(node)
+        return self.types[id(node)]
+
+    def unify(self, expected: Type, actual: Type, span: Span | None, what: str,
+              *notes: Note) -> Type:
+        try:
+            return self.solver.unify(expected, actual)
+        except UnifyError as e:
+            self.report.mismatch(what, expected, actual, e.message, span, *notes)
+            return expected
+
+    def instantiate(self, ft: FuncType) -> FuncType:
+        """A polymorphic function type with its type parameters replaced by fresh holes."""
+        if not ft.type_params:
+            return ft
+        fresh = {id(tv): self.solver.fresh() for tv in ft.type_params}
+        body = FuncType(ft.arg_types, ft.ret_type)
+        return map_type(body, lambda t: fresh.get(id(t)) if isinstance(t, TypeVar) else None)
+
+    # ------------------------------------------------------------ leaves
+    def var_type(self, var: Var) -> Type:
+        t = self.var_types.get(id(var))
+        if t is None:
+            t = var.type_annotation if var.type_annotation is not None else self.solver.fresh()
+            self.var_types[id(var)] = t
+        return t
+
+    def _global(self, gv: GlobalVar) -> Type:
+        sig = self.signatures.get(gv.name_hint)
+        if sig is None:
+            self.report.error(f"`@{gv.name_hint}` is not defined in this module", gv.span)
+            return self.solver.fresh()
+        return self.instantiate(sig)
+
+    def _constant(self, node: Constant) -> Type:
+        return TensorType(tuple(int(d) for d in node.data.shape), str(node.data.dtype))
+
+    def _op(self, node: Op) -> Type:
+        return self.solver.fresh()     # typed at its call; an op is not a first-class value
+
+    def _constructor(self, ctor: Constructor) -> Type:
+        data = self.mod.type_definitions.get(ctor.belong_to)
+        params = data.type_params if data is not None else ()
+        result = TypeCall(ctor.belong_to, tuple(params))
+        return self.instantiate(FuncType(ctor.inputs, result, tuple(params)))
+
+    # ------------------------------------------------------------ composites
+    def _tuple(self, node: Tuple) -> Type:
+        return TupleType(tuple(self.t(f) for f in node.fields))
+
+    def _get_item(self, node: TupleGetItem) -> Type:
+        self.types[id(node)] = self.solver.fresh()
+        if not self._try_get_item(node):
+            self.pending.append(_Pending(node, "project"))
+        return self.t(node)
+
+    def _try_get_item(self, node: TupleGetItem) -> bool:
+        t = self.solver.find(self.t(node.tuple_value))
+        if isinstance(t, IncompleteType):
+            return False
+        if not isinstance(t, TupleType):
+            self.report.error(f"cannot project field {node.index} of a value of type "
+                              f"{type_text(self.solver, t)}: it is not a tuple", node.span)
+        elif node.index >= len(t.fields):
+            self.report.error(f"field {node.index} is out of range for a tuple of "
+                              f"{len(t.fields)} fields", node.span)
+        else:
+            self.unify(self.t(node), t.fields[node.index], node.span, "projection")
+        return True
+
+    def _let(self, node: Let) -> Type:
+        declared = self.var_type(node.var)
+        notes = [Note("annotated here", node.var.type_annotation.span)] \
+            if node.var.type_annotation is not None and node.var.type_annotation.span else []
+        self.unify(declared, self.t(node.value), node.value.span,
+                   f"the value bound to `%{node.var.name_hint}`", *notes)
+        return self.t(node.body)
+
+    def _if(self, node: If) -> Type:
+        self.unify(BOOL, self.t(node.cond), node.cond.span, "the condition of `if`")
+        return self.unify(self.t(node.true_branch), self.t(node.false_branch),
+                          node.false_branch.span, "the else-branch of `if`",
+                          Note("the then-branch is here", node.true_branch.span))
+
+    def _function(self, fn: Function) -> Type:
+        body = self.t(fn.body)
+        if fn.ret_type is not None:
+            notes = [Note("the result type is declared here", fn.ret_type.span)] \
+                if fn.ret_type.span else []
+            self.unify(fn.ret_type, body, fn.body.span, "the function body", *notes)
+        return FuncType(tuple(self.var_type(p) for p in fn.params),
+                        fn.ret_type if fn.ret_type is not None else body, fn.type_params)
+
+    def _match(self, node: Match) -> Type:
+        data = self.t(node.data)
+        result: Type | None = None
+        for clause in node.clauses:
+            self.patterns.check(clause.lhs, data, node.data.span)
+            rhs = self.t(clause.rhs)
+            result = rhs if result is None else self.unify(
+                result, rhs, clause.rhs.span, "this match arm",
+                Note("the first arm is here", node.clauses[0].rhs.span))
+        self.patterns.check_exhaustive(node)
+        return result if result is not None else self.solver.fresh()
+
+    def _ref_create(self, node: RefCreate) -> Type:
+        return RefType(self.t(node.value))
+
+    def _ref_read(self, node: RefRead) -> Type:
+        value = self.solver.fresh()
+        self.unify(RefType(value), self.t(node.ref), node.ref.span, "the argument of ref_read")
+        return value
+
+    def _ref_write(self, node: RefWrite) -> Type:
+        self.unify(RefType(self.t(node.value)), self.t(node.ref), node.ref.span,
+                   "the reference of ref_write")
+        return UNIT
+
+    # ------------------------------------------------------------ calls
+    def _call(self, node: Call) -> Type:
+        if isinstance(node.op, Op):
+            self.types[id(node)] = self.solver.fresh()
+            if not self._try_relation(node):
+                self.pending.append(_Pending(node, "relation"))
+            return self.t(node)
+        callee = self.solver.find(self.t(node.op))
+        args = [self.t(a) for a in node.args]
+        if isinstance(callee, IncompleteType):
+            result = self.solver.fresh()
+            self.unify(callee, FuncType(tuple(args), result), node.op.span, "the callee")
+            return result
+        if not isinstance(callee, FuncType):
+            self.report.error(f"cannot call a value of type {type_text(self.solver, callee)}: "
+                              "it is not a function", node.op.span or node.span)
+            return self.solver.fresh()
+        callee = self.instantiate(callee)
+        name = self.report.callee_name(node.op)
+        if len(callee.arg_types) != len(node.args):
+            self.report.error(f"{name} expects {len(callee.arg_types)} argument"
+                              f"{'s' if len(callee.arg_types) != 1 else ''}, got {len(node.args)}",
+                              node.span, *self.report.definition_note(node.op, self.mod))
+            return callee.ret_type
+        for i, (param, arg) in enumerate(zip(callee.arg_types, node.args)):
+            self.unify(param, self.t(arg), arg.span, f"argument {i + 1} of {name}",
+                       *self.report.param_note(node.op, i, self.mod))
+        return callee.ret_type
+
+    def _try_relation(self, node: Call) -> bool:
+        """Apply the op's type relation if its arguments are known; False to wait."""
+        opdef = op_registry.get_op_def(node.op.name)
+        if opdef is None or opdef.type_rel is None:
+            self.report.error(f"operator `{node.op.name}` has no type relation yet", node.span)
+            return True
+        args = [self.solver.resolve(self.t(a)) for a in node.args]
+        try:
+            result = opdef.type_rel(args, node.attrs)
+        except TypeRelError as e:
+            at = node.args[e.arg].span if e.arg is not None and e.arg < len(node.args) else None
+            self.report.error(f"{node.op.name}: {e.message}", at or node.span)
+            return True
+        if result is None:
+            return False
+        self.unify(self.t(node), result, node.span, f"the result of {node.op.name}")
+        return True
+
+    def _solve_pending(self) -> None:
+        progress = True
+        while self.pending and progress:
+            progress = False
+            waiting = []
+            for item in self.pending:
+                done = self._try_relation(item.node) if item.kind == "relation" \
+                    else self._try_get_item(item.node)
+                progress |= done
+                if not done:
+                    waiting.append(item)
+            self.pending = waiting
+        for item in self.pending:
+            node = item.node
+            if item.kind == "relation":
+                shown = ", ".join(type_text(self.solver, self.t(a)) for a in node.args)
+                self.report.error(f"cannot infer the type of this `{node.op.name}` call: its "
+                                  f"arguments ({shown}) are not known; annotate them", node.span)
+            else:
+                self.report.error("cannot infer the type of the tuple projected here; "
+                                  "annotate it", node.span)

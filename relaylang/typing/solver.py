@@ -1,0 +1,225 @@
+"""Unification over Relay types (TVM's src/relay/analysis/type_solver.cc, simplified).
+
+Unknown types are `IncompleteType` objects ("holes"); the solver maps each
+bound hole to what it stands for (union-find with path compression). Type
+parameters of a function are rigid inside its body: a `TypeVar` only unifies
+with itself or a hole. Everything here walks types with explicit stacks, so
+even pathological nesting cannot overflow.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from ..ir.node import AnyDim
+from ..ir.types import (FuncType, GlobalTypeVar, IncompleteType, RefType, TensorType, TupleType,
+                        Type, TypeCall, TypeVar, type_children)
+
+
+class UnifyError(Exception):
+    """Two types that cannot be the same; `message` says where they differ."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+def rebuild(t: Type, children: list[Type]) -> Type:
+    """`t` with new immediate sub-types (in `type_children` order)."""
+    if isinstance(t, TupleType):
+        return TupleType(tuple(children), span=t.span)
+    if isinstance(t, FuncType):
+        return FuncType(tuple(children[:-1]), children[-1], t.type_params, span=t.span)
+    if isinstance(t, TypeCall):
+        return TypeCall(children[0], tuple(children[1:]), span=t.span)
+    if isinstance(t, RefType):
+        return RefType(children[0], span=t.span)
+    return t
+
+
+def map_type(t: Type, leaf: Callable[[Type], Type | None]) -> Type:
+    """Rebuild `t` bottom-up, replacing each node for which `leaf` returns a type.
+    Unchanged sub-types stay the same objects."""
+    done: dict[int, Type] = {}
+    stack: list[tuple[Type, bool]] = [(t, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if id(node) in done:
+            continue
+        replaced = leaf(node)
+        if replaced is not None:
+            done[id(node)] = replaced
+            continue
+        kids = type_children(node)
+        if not kids:
+            done[id(node)] = node
+        elif not expanded:
+            stack.append((node, True))
+            stack.extend((k, False) for k in kids if id(k) not in done)
+        else:
+            new = [done[id(k)] for k in kids]
+            same = all(a is b for a, b in zip(kids, new))
+            done[id(node)] = node if same else rebuild(node, new)
+    return done[id(t)]
+
+
+class Solver:
+    def __init__(self) -> None:
+        self._bound: dict[int, Type] = {}
+        # Bound holes are kept alive: `_bound` is keyed by id(), and a freed hole's id
+        # could be reused by a new hole, which would inherit its binding.
+        self._holes: list[IncompleteType] = []
+
+    # ------------------------------------------------------------ holes
+    def fresh(self) -> IncompleteType:
+        return IncompleteType()
+
+    def find(self, t: Type) -> Type:
+        """The representative of `t`: follows bound holes (with path compression)."""
+        if not isinstance(t, IncompleteType):
+            return t
+        path = []
+        while isinstance(t, IncompleteType) and id(t) in self._bound:
+            path.append(t)
+            t = self._bound[id(t)]
+        for hole in path[:-1]:
+            self._bound[id(hole)] = t
+        return t
+
+    def resolve(self, t: Type) -> Type:
+        """`t` with every bound hole replaced by what it stands for, all the way down."""
+        if isinstance(t, TensorType):
+            return t
+        done: dict[int, Type] = {}
+        stack: list[tuple[Type, bool]] = [(t, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if id(node) in done:
+                continue
+            if isinstance(node, IncompleteType):
+                target = self.find(node)
+                if target is node:
+                    done[id(node)] = node
+                elif id(target) in done:
+                    done[id(node)] = done[id(target)]
+                else:
+                    stack.extend(((node, True), (target, False)))
+                continue
+            kids = type_children(node)
+            if not kids:
+                done[id(node)] = node
+            elif not expanded:
+                stack.append((node, True))
+                stack.extend((k, False) for k in kids if id(k) not in done)
+            else:
+                new = [done[id(k)] for k in kids]
+                same = all(a is b for a, b in zip(kids, new))
+                done[id(node)] = node if same else rebuild(node, new)
+        return done[id(t)]
+
+    def is_complete(self, t: Type) -> bool:
+        stack = [self.find(t)]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, IncompleteType):
+                return False
+            stack.extend(self.find(k) for k in type_children(n))
+        return True
+
+    def _occurs(self, hole: IncompleteType, t: Type) -> bool:
+        stack = [t]
+        while stack:
+            n = self.find(stack.pop())
+            if n is hole:
+                return True
+            stack.extend(type_children(n))
+        return False
+
+    # ------------------------------------------------------------ unification
+    def unify(self, a: Type, b: Type) -> Type:
+        """Make `a` and `b` the same type; UnifyError says where they differ."""
+        pending = [(a, b, "")]
+        while pending:
+            x, y, where = pending.pop()
+            x, y = self.find(x), self.find(y)
+            if x is y:
+                continue
+            if isinstance(x, IncompleteType) or isinstance(y, IncompleteType):
+                hole, other = (x, y) if isinstance(x, IncompleteType) else (y, x)
+                if self._occurs(hole, other):
+                    raise UnifyError(f"a type would contain itself{where}")
+                self._bound[id(hole)] = other
+                self._holes.append(hole)
+                continue
+            pending.extend(self._unify_step(x, y, where))
+        return self.resolve(a)
+
+    def _unify_step(self, x: Type, y: Type, where: str) -> list[tuple[Type, Type, str]]:
+        if isinstance(x, TensorType) and isinstance(y, TensorType):
+            self._unify_tensors(x, y, where)
+            return []
+        if isinstance(x, TupleType) and isinstance(y, TupleType):
+            if len(x.fields) != len(y.fields):
+                raise UnifyError(f"{len(x.fields)} tuple fields against {len(y.fields)}{where}")
+            return [(a, b, f"{where} in tuple field {i}")
+                    for i, (a, b) in enumerate(zip(x.fields, y.fields))]
+        if isinstance(x, FuncType) and isinstance(y, FuncType):
+            if len(x.arg_types) != len(y.arg_types):
+                raise UnifyError(f"{len(x.arg_types)} parameters against {len(y.arg_types)}"
+                                 f"{where}")
+            out = [(a, b, f"{where} in parameter {i + 1}")
+                   for i, (a, b) in enumerate(zip(x.arg_types, y.arg_types))]
+            return out + [(x.ret_type, y.ret_type, f"{where} in the result")]
+        if isinstance(x, TypeCall) and isinstance(y, TypeCall):
+            if not _same_head(x.func, y.func) or len(x.args) != len(y.args):
+                raise UnifyError(f"{_head(x)} against {_head(y)}{where}")
+            return [(a, b, f"{where} in type argument {i + 1}")
+                    for i, (a, b) in enumerate(zip(x.args, y.args))]
+        if isinstance(x, RefType) and isinstance(y, RefType):
+            return [(x.value, y.value, f"{where} in the referenced type")]
+        if isinstance(x, GlobalTypeVar) and isinstance(y, GlobalTypeVar) and \
+                x.name_hint == y.name_hint:
+            return []
+        raise UnifyError(f"{_kind(x)} against {_kind(y)}{where}")
+
+    @staticmethod
+    def _unify_tensors(x: TensorType, y: TensorType, where: str) -> None:
+        if x.dtype != y.dtype:
+            raise UnifyError(f"dtype {x.dtype} against {y.dtype}{where}")
+        if len(x.shape) != len(y.shape):
+            raise UnifyError(f"rank {len(x.shape)} against rank {len(y.shape)}{where}")
+        for i, (a, b) in enumerate(zip(x.shape, y.shape)):
+            if isinstance(a, AnyDim) or isinstance(b, AnyDim):
+                continue      # `?` is decided at run time
+            if a != b:
+                raise UnifyError(f"dimension {i} is {_dim(a)} against {_dim(b)}{where}")
+
+
+def _dim(d: object) -> str:
+    return str(d) if isinstance(d, int) else "symbolic"
+
+
+def _same_head(a: Type, b: Type) -> bool:
+    if isinstance(a, GlobalTypeVar) and isinstance(b, GlobalTypeVar):
+        return a.name_hint == b.name_hint
+    return a is b
+
+
+def _head(t: TypeCall) -> str:
+    name = getattr(t.func, "name_hint", "?")
+    return f"{name}[{len(t.args)} argument{'s' if len(t.args) != 1 else ''}]" if t.args else name
+
+
+def _kind(t: Type) -> str:
+    if isinstance(t, TensorType):
+        return "a tensor"
+    if isinstance(t, TupleType):
+        return "a tuple"
+    if isinstance(t, FuncType):
+        return "a function"
+    if isinstance(t, TypeCall):
+        return f"a value of type {_head(t)}"
+    if isinstance(t, RefType):
+        return "a reference"
+    if isinstance(t, TypeVar):
+        return f"type parameter {t.name_hint}"
+    return type(t).__name__

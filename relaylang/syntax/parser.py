@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from lark import Lark
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from lark.exceptions import UnexpectedInput, UnexpectedToken
 
 from ..ir.expr import Expr
 from ..ir.module import IRModule

@@ -47,7 +47,7 @@ class Inferencer:
     def __init__(self, mod: IRModule, diag: DiagnosticContext):
         self.mod = mod
         self.solver = Solver()
-        self.report = Reporter(diag, self.solver)
+        self.report = Reporter(diag, self.solver, mod.sources)
         self.types: dict[int, Type] = {}
         self.var_types: dict[int, Type] = {}
         self.signatures: dict[str, FuncType] = {}
@@ -64,8 +64,12 @@ class Inferencer:
     def run(self) -> None:
         for gv, fn in self.mod.functions.items():
             self.signatures[gv.name_hint] = self._signature(fn)
-        for fn in self.mod.functions.values():
-            self.infer(fn)
+        for gv, fn in self.mod.functions.items():
+            inferred = self.infer(fn)
+            # An unannotated result is a hole in the signature until the body fills it.
+            self.unify(self.signatures[gv.name_hint].ret_type, inferred.ret_type,
+                       self.report.at(fn, 0),
+                       f"the result of `@{gv.name_hint}`")
         self._solve_pending()
 
     def infer(self, root: Expr) -> Type:
@@ -159,22 +163,22 @@ class Inferencer:
         declared = self.var_type(node.var)
         notes = [Note("annotated here", node.var.type_annotation.span)] \
             if node.var.type_annotation is not None and node.var.type_annotation.span else []
-        self.unify(declared, self.t(node.value), node.value.span,
+        self.unify(declared, self.t(node.value), self.report.at(node, 0),
                    f"the value bound to `%{node.var.name_hint}`", *notes)
         return self.t(node.body)
 
     def _if(self, node: If) -> Type:
-        self.unify(BOOL, self.t(node.cond), node.cond.span, "the condition of `if`")
+        self.unify(BOOL, self.t(node.cond), self.report.at(node, 0), "the condition of `if`")
         return self.unify(self.t(node.true_branch), self.t(node.false_branch),
-                          node.false_branch.span, "the else-branch of `if`",
-                          Note("the then-branch is here", node.true_branch.span))
+                          self.report.at(node, 2), "the else-branch of `if`",
+                          Note("the then-branch is here", self.report.at(node, 1)))
 
     def _function(self, fn: Function) -> Type:
         body = self.t(fn.body)
         if fn.ret_type is not None:
             notes = [Note("the result type is declared here", fn.ret_type.span)] \
                 if fn.ret_type.span else []
-            self.unify(fn.ret_type, body, fn.body.span, "the function body", *notes)
+            self.unify(fn.ret_type, body, self.report.at(fn, 0), "the function body", *notes)
         return FuncType(tuple(self.var_type(p) for p in fn.params),
                         fn.ret_type if fn.ret_type is not None else body, fn.type_params)
 
@@ -195,11 +199,12 @@ class Inferencer:
 
     def _ref_read(self, node: RefRead) -> Type:
         value = self.solver.fresh()
-        self.unify(RefType(value), self.t(node.ref), node.ref.span, "the argument of ref_read")
+        self.unify(RefType(value), self.t(node.ref), self.report.at(node, 0),
+                   "the argument of ref_read")
         return value
 
     def _ref_write(self, node: RefWrite) -> Type:
-        self.unify(RefType(self.t(node.value)), self.t(node.ref), node.ref.span,
+        self.unify(RefType(self.t(node.value)), self.t(node.ref), self.report.at(node, 0),
                    "the reference of ref_write")
         return UNIT
 
@@ -214,11 +219,11 @@ class Inferencer:
         args = [self.t(a) for a in node.args]
         if isinstance(callee, IncompleteType):
             result = self.solver.fresh()
-            self.unify(callee, FuncType(tuple(args), result), node.op.span, "the callee")
+            self.unify(callee, FuncType(tuple(args), result), self.report.at(node, 0), "the callee")
             return result
         if not isinstance(callee, FuncType):
             self.report.error(f"cannot call a value of type {type_text(self.solver, callee)}: "
-                              "it is not a function", node.op.span or node.span)
+                              "it is not a function", self.report.at(node, 0))
             return self.solver.fresh()
         callee = self.instantiate(callee)
         name = self.report.callee_name(node.op)
@@ -228,7 +233,7 @@ class Inferencer:
                               node.span, *self.report.definition_note(node.op, self.mod))
             return callee.ret_type
         for i, (param, arg) in enumerate(zip(callee.arg_types, node.args)):
-            self.unify(param, self.t(arg), arg.span, f"argument {i + 1} of {name}",
+            self.unify(param, self.t(arg), self.report.at(node, i + 1), f"argument {i + 1} of {name}",
                        *self.report.param_note(node.op, i, self.mod))
         return callee.ret_type
 
@@ -242,7 +247,8 @@ class Inferencer:
         try:
             result = opdef.type_rel(args, node.attrs)
         except TypeRelError as e:
-            at = node.args[e.arg].span if e.arg is not None and e.arg < len(node.args) else None
+            at = self.report.at(node, e.arg + 1) if e.arg is not None and e.arg < len(node.args) \
+                else None
             self.report.error(f"{node.op.name}: {e.message}", at or node.span)
             return True
         if result is None:

@@ -2,7 +2,9 @@
 the expectation came from (a note at the parameter or annotation)."""
 from __future__ import annotations
 
-from ..ir.expr import Constructor, Expr, GlobalVar, Var
+import re
+
+from ..ir.expr import Constructor, Expr, Function, GlobalVar, Var
 from ..ir.module import IRModule
 from ..ir.span import Span
 from ..ir.types import Type
@@ -16,9 +18,14 @@ def type_text(solver: Solver, t: Type) -> str:
 
 
 class Reporter:
-    def __init__(self, diag: DiagnosticContext, solver: Solver):
+    def __init__(self, diag: DiagnosticContext, solver: Solver, sources: dict[str, str]):
         self.diag = diag
         self.solver = solver
+        self.sources = sources
+
+    def at(self, parent: Expr, index: int) -> Span | None:
+        """The span of child `index` of `parent` as written there (see `use_span`)."""
+        return use_span(parent, index, self.sources)
 
     def error(self, message: str, span: Span | None, *notes: Note) -> None:
         self.diag.error(message, span, *notes)
@@ -57,3 +64,52 @@ class Reporter:
                 return (Note(f"parameter `%{p.name_hint}` of `@{callee.name_hint}` is declared "
                              "here", p.span),)
         return ()
+
+
+_SHARED_LEAVES = (Var, GlobalVar, Constructor)
+
+
+def _token(node: Expr) -> str:
+    if isinstance(node, Var):
+        return "%" + node.name_hint
+    if isinstance(node, GlobalVar):
+        return "@" + node.name_hint
+    return node.name
+
+
+def use_span(parent: Expr, index: int, sources: dict[str, str]) -> Span | None:
+    """Where `child` is written inside `parent`.
+
+    A variable, global or constructor is one node shared by all its uses, and its
+    span is where it was defined; a type error at a use should point at the use.
+    Only on the error path, this finds the use in the source text of the parent:
+    the k-th textual occurrence of the name, k counting earlier uses of the same
+    node among the parent's children. Nested sub-expressions that mention the same
+    name first can make it pick a neighbouring occurrence of that name.
+    """
+    children = parent.children()
+    child = children[index]
+    if not isinstance(child, _SHARED_LEAVES):
+        return child.span or parent.span
+    span = parent.span
+    text = sources.get(span.source_name) if span is not None else None
+    if text is None:
+        return child.span
+    lines = text.split("\n")
+    start = sum(len(line) + 1 for line in lines[:span.line - 1]) + span.column - 1
+    # To the end of the parent's last line: a parent's span may stop short of a trailing
+    # variable, whose own span (its definition) cannot be used to extend it.
+    end = sum(len(line) + 1 for line in lines[:span.end_line])
+    token = _token(child)
+    pattern = re.compile(r"(?<![A-Za-z0-9_/.%@])" + re.escape(token) + r"(?![A-Za-z0-9_/])")
+    hits = [m.start() for m in pattern.finditer(text, start, max(end, start))]
+    if not hits:
+        return span
+    k = sum(1 for c in children[:index] if c is child)
+    if isinstance(parent, Function):
+        hits = hits[-1:]       # a function's own parameters come first; its body is last
+    pos = hits[min(k, len(hits) - 1)]
+    line = text.count("\n", 0, pos) + 1
+    column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return Span(span.source_name, line, column, line, column + len(token))
+

@@ -15,14 +15,22 @@ both of its devices.
 CastHintAttrs / CompilerAttrs, but TVM registers no attribute type for these
 ops, so their attributes print as a trailing `meta[relay.attrs.*][i]`
 argument: the ops take no keyword attributes here either.
+
+Every one of them is the identity, as TVM's IdentityRel makes them for type
+checking: the result has the argument's type, whatever it is (a tensor, a
+tuple, a function), and the kernel returns its input. They exist here so
+that programs TVM printed after device planning or partitioning type-check
+and run.
 """
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ..ir.attrs import Attrs, DType
+from ..ir.types import Type
 from .registry import OpDef, OpPattern, register_op
-from .schema import attrs_schema, register_table
+from .relation import is_known
+from .schema import attrs_schema
 
 O = OpPattern.OPAQUE
 
@@ -64,6 +72,20 @@ ANNOTATIONS = {name: O for name in (
     "annotation.compiler_begin", "annotation.compiler_end",
 )}
 
-register_op(OpDef("on_device", 1, attrs=OnDeviceAttrs, pattern=O))
-register_op(OpDef("device_copy", 1, attrs=DeviceCopyAttrs, pattern=O))
-register_table(ANNOTATIONS, num_inputs=1)
+
+def identity_rel(args: list[Type], attrs: Any) -> Type | None:
+    """IdentityRel: the result has the argument's type."""
+    return args[0] if is_known(args[0]) else None
+
+
+def identity_kernel(inputs: list, attrs: Any) -> Any:
+    """The value passes through unchanged (values are never mutated in place)."""
+    return inputs[0]
+
+
+register_op(OpDef("on_device", 1, attrs=OnDeviceAttrs, type_rel=identity_rel,
+                  kernel=identity_kernel, pattern=O))
+register_op(OpDef("device_copy", 1, attrs=DeviceCopyAttrs, type_rel=identity_rel,
+                  kernel=identity_kernel, pattern=O))
+for _name, _pattern in ANNOTATIONS.items():
+    register_op(OpDef(_name, 1, type_rel=identity_rel, kernel=identity_kernel, pattern=_pattern))

@@ -84,3 +84,27 @@ def test_fmt_warns_about_dropped_body_comments(tmp_path: Path,
 
 def test_fmt_check_examples_is_clean() -> None:
     assert main(["fmt", "--check", str(ROOT / "examples")]) == 0
+
+
+def test_check_prints_each_global_type(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = ('#[version = "0.0.5"]\ndef @main(%x: float32) -> float32 {\n  @id(%x)\n}\n'
+            'def @id(%y: float32) {\n  %y\n}\n')
+    path = _write(tmp_path, "ok.relay", text)
+    assert main(["check", path]) == 0
+    assert capsys.readouterr().out.splitlines() == [f"{path}: @id: fn (float32) -> float32",
+                                                    f"{path}: @main: fn (float32) -> float32"]
+
+
+def test_check_reports_type_errors_with_location(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    text = '#[version = "0.0.5"]\ndef @main(%x: float32) -> int32 {\n  %x\n}\n'
+    path = _write(tmp_path, "bad.relay", text)
+    assert main(["check", path]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}:3:3: error: type mismatch in the function body: expected int32, found float32" \
+        in err
+    assert "note: the result type is declared here" in err
+
+
+def test_check_examples_type_check() -> None:
+    assert main(["check", str(ROOT / "examples")]) == 0

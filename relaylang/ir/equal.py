@@ -1,8 +1,7 @@
-"""Structural equality and structural hashing of IR, both iterative.
+"""Structural equality of IR, iterative.
 
-Mirrors TVM's `StructuralEqual` / `StructuralHash` (apache/tvm:
-src/node/structural_equal.cc, structural_hash.cc) with the relay nodes'
-`SEqualReduce` / `SHashReduce` methods (include/tvm/relay/expr.h, adt.h,
+Mirrors TVM's `StructuralEqual` (apache/tvm: src/node/structural_equal.cc) with
+the relay nodes' `SEqualReduce` methods (include/tvm/relay/expr.h, adt.h,
 function.h, include/tvm/ir/type.h):
 
 - Binding occurrences (function and type parameters, `let` variables, pattern
@@ -16,8 +15,9 @@ function.h, include/tvm/ir/type.h):
   `TupleGetItem` and names compare by value whatever their sharing, as in TVM.
 - `span` and `checked_type` are ignored.
 
-Both walks use explicit stacks (no recursion) and memoise by node identity,
+The walk uses an explicit stack (no recursion) and memoises by node identity,
 so 100,000-deep programs and DAGs with heavy sharing take linear time.
+`structural_hash`, consistent with this equality, is in hash.py and re-exported here.
 """
 from __future__ import annotations
 
@@ -28,50 +28,24 @@ from .attrs import Attrs, DictAttrs
 from .expr import (Call, Clause, Constant, Constructor, Function, GlobalVar, If, Let, Match, Op,
                    PatternConstructor, PatternTuple, PatternVar, PatternWildcard, RefCreate,
                    RefRead, RefWrite, Tuple, TupleGetItem, Var)
+from .hash import structural_hash
 from .module import IRModule
-from .node import AnyDim, MetaObject, Node
+from .node import Node
+from .structural_common import (GRAPH_KINDS, PLAIN_KINDS, functions_by_name, lookup_handler,
+                                norm_attrs, types_by_name)
 from .types import (FuncType, GlobalTypeVar, IncompleteType, RefType, TensorType, TupleType,
                     TypeCall, TypeData, TypeVar)
 
-# Nodes whose sharing is part of their meaning (TVM's `MarkGraphNode`); the
-# empty tuple is not one (it is a constant in TVM).
-_GRAPH = frozenset({Var, TypeVar, Call, Let, If, Function, Tuple, RefCreate, RefRead, RefWrite,
-                    Match})
-_PLAIN = frozenset({int, bool, str, type(None), AnyDim, MetaObject})    # compared with ==
-_SCALAR = _PLAIN | {float}
+__all__ = ["structural_equal", "structural_hash"]
+
 # Leaves equal to themselves in any context (nothing in them can be bound).
 _BY_VALUE = frozenset({Op, GlobalVar, GlobalTypeVar, Constructor, Constant})
-_NAN_HASH = hash("relaylang.nan")
-
-
-def _attrs(attrs: Attrs | None) -> Attrs | None:
-    # A function or call with no attributes means the same as one with an empty
-    # dictionary of them: both become None.
-    if isinstance(attrs, DictAttrs) and not attrs.entries and attrs.attrs_type_key is None:
-        return None
-    return attrs
-
-
-def _lookup(table: dict[type, Any], kind: type) -> Any:
-    """The handler for `kind`, or for its nearest base class (cached)."""
-    handler = table.get(kind)
-    if handler is None:
-        handler = next((table[b] for b in kind.__mro__ if b in table), table[object])
-        table[kind] = handler
-    return handler
 
 
 def structural_equal(a: Any, b: Any, map_free_vars: bool = False) -> bool:
     """Whether `a` and `b` are the same program up to renaming of bound variables."""
     return _Equal(map_free_vars).run(a, b)
 
-
-def structural_hash(node: Any, map_free_vars: bool = False) -> int:
-    """A hash consistent with `structural_equal` (equal values hash alike)."""
-    return _Hasher(map_free_vars).run(node)
-
-
-# ================================================================ equality
 
 Task = tuple[bool, Any, Any]          # (is_definition, lhs, rhs)
 _DONE: list[Task] = []
@@ -130,9 +104,9 @@ class _Equal:
         kind = type(x)
         if kind is not type(y):
             return None
-        if kind in _PLAIN:
+        if kind in PLAIN_KINDS:
             return _DONE if x == y else None
-        if kind in _GRAPH:
+        if kind in GRAPH_KINDS:
             if kind is not Tuple or x.fields or y.fields:
                 fresh = self.pair(x, y)
                 if not fresh:
@@ -146,7 +120,7 @@ class _Equal:
             if key in self.pairs:
                 return _DONE
             self.pairs.add(key)
-        return (_EQ.get(kind) or _lookup(_EQ, kind))(self, x, y)
+        return (_EQ.get(kind) or lookup_handler(_EQ, kind))(self, x, y)
 
     def define(self, x: Any, y: Any) -> list[Task] | None:
         """A binding occurrence: pair the two variables, then compare their annotations."""
@@ -185,14 +159,14 @@ def _eq_constant(eq: _Equal, x: Constant, y: Constant) -> list[Task] | None:
 
 def _eq_call(eq: _Equal, x: Call, y: Call) -> list[Task] | None:
     return _join(_vals((x.op, y.op)), _seq(x.args, y.args),
-                 _vals((_attrs(x.attrs), _attrs(y.attrs))), _seq(x.type_args, y.type_args))
+                 _vals((norm_attrs(x.attrs), norm_attrs(y.attrs))), _seq(x.type_args, y.type_args))
 
 
 def _eq_function(eq: _Equal, x: Function, y: Function) -> list[Task] | None:
     # Type parameters first: the parameters' annotations may use them.
     return _join(_seq(x.type_params, y.type_params, define=True),
                  _seq(x.params, y.params, define=True),
-                 _vals((x.ret_type, y.ret_type), (_attrs(x.attrs), _attrs(y.attrs)),
+                 _vals((x.ret_type, y.ret_type), (norm_attrs(x.attrs), norm_attrs(y.attrs)),
                        (x.body, y.body)))
 
 
@@ -233,8 +207,8 @@ def _eq_attrs(eq: _Equal, x: Attrs, y: Attrs) -> list[Task] | None:
 
 def _eq_module(eq: _Equal, x: IRModule, y: IRModule) -> list[Task] | None:
     # Globals are matched by name; a module is a set of definitions, not a sequence.
-    fx, fy = _functions_by_name(x), _functions_by_name(y)
-    tx, ty = _types_by_name(x), _types_by_name(y)
+    fx, fy = functions_by_name(x), functions_by_name(y)
+    tx, ty = types_by_name(x), types_by_name(y)
     if fx.keys() != fy.keys() or tx.keys() != ty.keys():
         return None
     return [(False, tx[n], ty[n]) for n in tx] + [(False, fx[n], fy[n]) for n in fx]
@@ -250,14 +224,6 @@ def _eq_other(eq: _Equal, x: Any, y: Any) -> list[Task] | None:
         return _same(x is y or bool(x == y))
     except (TypeError, ValueError):
         return None
-
-
-def _functions_by_name(mod: IRModule) -> dict[str, Function]:
-    return {gv.name_hint: fn for gv, fn in mod.functions.items()}
-
-
-def _types_by_name(mod: IRModule) -> dict[str, TypeData]:
-    return {gtv.name_hint: data for gtv, data in mod.type_definitions.items()}
 
 
 _EQ: dict[type, Callable[[_Equal, Any, Any], list[Task] | None]] = {
@@ -299,208 +265,4 @@ _EQ: dict[type, Callable[[_Equal, Any, Any], list[Task] | None]] = {
     tuple: lambda eq, x, y: _seq(x, y),
     float: _eq_float,
     object: _eq_other,
-}
-
-
-# ================================================================ hashing
-# Post-order: a node's hash combines a literal (its kind and scalar fields) with
-# its children's hashes. Definitions number bound variables in visiting order
-# (de Bruijn-like), so alpha-equivalent programs hash alike; a use hashes as the
-# number of its binder. Graph nodes are memoised by identity (their sharing is
-# compared, so both sides hit the memo at the same places); other nodes only when
-# nothing below them defines a variable, so that a shared polymorphic `FuncType`
-# numbers its type parameters as often on either side.
-
-_ENTER, _DEF, _EXIT = 0, 1, 2
-Child = tuple[int, Any]                        # (_ENTER or _DEF, value)
-Recipe = tuple[tuple[Any, ...], list[Child]]   # (literal, children)
-_MODE_PLAIN, _MODE_GRAPH, _MODE_DEF = 0, 1, 2
-
-
-def _kids(*values: Any) -> list[Child]:
-    return [(_ENTER, v) for v in values]
-
-
-def _defs(values: tuple[Any, ...]) -> list[Child]:
-    return [(_DEF, v) for v in values]
-
-
-def _plain_hash(x: Any) -> int:
-    try:
-        if isinstance(x, float) and x != x:
-            return _NAN_HASH        # hash(nan) depends on the object, NaN == NaN here
-        return hash((type(x).__name__, x))
-    except (TypeError, ValueError):
-        return hash(type(x).__name__)
-
-
-class _Hasher:
-    def __init__(self, map_free_vars: bool):
-        self.map_free_vars = map_free_vars
-        self.memo: dict[int, int] = {}
-        self.bound = 0          # binders numbered so far
-        self.free = 0           # free variables met so far (with map_free_vars)
-
-    def run(self, root: Any) -> int:
-        # Two parallel value stacks: child hashes, and whether the child's subtree
-        # defines a variable.
-        hashes: list[int] = []
-        defines: list[bool] = []
-        stack: list[tuple[int, Any]] = [(_ENTER, root)]
-        while stack:
-            op, item = stack.pop()
-            if op == _EXIT:
-                self.leave(item, hashes, defines)
-            elif op == _ENTER:
-                self.enter(item, stack, hashes, defines)
-            else:
-                self.define(item, stack, hashes, defines)
-        return hashes[-1]
-
-    def enter(self, x: Any, stack: list[tuple[int, Any]], hashes: list[int],
-              defines: list[bool]) -> None:
-        kind = type(x)
-        if kind in _SCALAR:
-            hashes.append(_plain_hash(x))
-            defines.append(False)
-            return
-        memo = self.memo.get(id(x))
-        if memo is not None and isinstance(x, Node):
-            hashes.append(memo)
-            defines.append(False)
-            return
-        literal, children = (_HASH.get(kind) or _lookup(_HASH, kind))(self, x)
-        graph = kind in _GRAPH and (kind is not Tuple or bool(x.fields))
-        if children:
-            mode = _MODE_GRAPH if graph else _MODE_PLAIN
-            stack.append((_EXIT, (x, literal, len(children), mode)))
-            stack.extend(reversed(children))
-            return
-        h = hash(literal)           # a leaf: no need to come back
-        if isinstance(x, Node):
-            self.memo[id(x)] = h
-        hashes.append(h)
-        defines.append(False)
-
-    def define(self, v: Var | TypeVar, stack: list[tuple[int, Any]], hashes: list[int],
-               defines: list[bool]) -> None:
-        self.bound += 1
-        self.memo[id(v)] = hash(("bound", self.bound))
-        literal = ("def", type(v).__name__)
-        if isinstance(v, Var) and (v.type_annotation is not None or v.virtual_device is not None):
-            stack.append((_EXIT, (v, literal, 2, _MODE_DEF)))
-            stack += ((_ENTER, v.virtual_device), (_ENTER, v.type_annotation))
-        else:
-            hashes.append(hash(literal))
-            defines.append(True)
-
-    def leave(self, item: tuple[Any, tuple[Any, ...], int, int], hashes: list[int],
-              defines: list[bool]) -> None:
-        x, literal, n, mode = item
-        start = len(hashes) - n
-        h = hash((literal, *hashes[start:]))
-        has_def = mode == _MODE_DEF or True in defines[start:]
-        del hashes[start:], defines[start:]
-        if mode == _MODE_GRAPH or (mode == _MODE_PLAIN and not has_def
-                                    and isinstance(x, Node)):
-            self.memo[id(x)] = h
-        hashes.append(h)
-        defines.append(has_def and mode != _MODE_GRAPH)
-
-    def free_var(self, x: Var | TypeVar) -> tuple[Any, ...]:
-        if self.map_free_vars:
-            self.free += 1
-            return ("free", self.free)
-        return ("free", id(x))
-
-
-# ---------------------------------------------------------------- hashing: one recipe per kind
-
-
-def _h_call(h: _Hasher, x: Call) -> Recipe:
-    return (("Call", len(x.args), len(x.type_args)),
-            _kids(x.op, *x.args, _attrs(x.attrs), *x.type_args))
-
-
-def _h_function(h: _Hasher, x: Function) -> Recipe:
-    return (("Function", len(x.type_params), len(x.params)),
-            _defs(x.type_params) + _defs(x.params)
-            + _kids(x.ret_type, _attrs(x.attrs), x.body))
-
-
-def _h_constant(h: _Hasher, x: Constant) -> Recipe:
-    a = x.data
-    return ("Constant", a.dtype.str, a.shape, a.tobytes()), []
-
-
-def _h_type_data(h: _Hasher, x: TypeData) -> Recipe:
-    ctors: list[Child] = []
-    for c in x.constructors:
-        ctors += _kids(c, c.inputs)
-    return (("TypeData", x.header.name_hint, len(x.type_params), len(x.constructors)),
-            _defs(x.type_params) + ctors)
-
-
-def _h_attrs(h: _Hasher, x: Attrs) -> Recipe:
-    if isinstance(x, DictAttrs):
-        return (("DictAttrs", x.attrs_type_key, tuple(k for k, _ in x.entries)),
-                _kids(*(v for _, v in x.entries)))
-    fields = dataclasses.fields(x)
-    return ((type(x).__qualname__, tuple(f.name for f in fields)),
-            _kids(*(getattr(x, f.name) for f in fields)))
-
-
-def _h_module(h: _Hasher, x: IRModule) -> Recipe:
-    fns, types = _functions_by_name(x), _types_by_name(x)
-    fn_names, type_names = sorted(fns), sorted(types)
-    return (("IRModule", tuple(fn_names), tuple(type_names)),
-            _kids(*(types[n] for n in type_names), *(fns[n] for n in fn_names)))
-
-
-def _h_tuple(h: _Hasher, x: tuple[Any, ...]) -> Recipe:
-    if all(type(v) in _SCALAR for v in x):
-        # Shapes and most attribute lists: no need to visit each element.
-        return ("tuple", len(x), *(_plain_hash(v) for v in x)), []
-    return ("tuple", len(x)), _kids(*x)
-
-
-def _h_other(h: _Hasher, x: Any) -> Recipe:
-    return ("value", _plain_hash(x)), []
-
-
-_HASH: dict[type, Callable[[_Hasher, Any], Recipe]] = {
-    Var: lambda h, x: (h.free_var(x), _kids(x.type_annotation, x.virtual_device)),
-    TypeVar: lambda h, x: (h.free_var(x), []),
-    GlobalVar: lambda h, x: (("GlobalVar", x.name_hint), []),
-    GlobalTypeVar: lambda h, x: (("GlobalTypeVar", x.name_hint), []),
-    Op: lambda h, x: (("Op", x.name), []),
-    Constructor: lambda h, x: (("Constructor", x.name, x.tag, x.belong_to.name_hint), []),
-    Constant: _h_constant,
-    Tuple: lambda h, x: (("Tuple", len(x.fields)), _kids(*x.fields)),
-    TupleGetItem: lambda h, x: (("TupleGetItem", x.index), _kids(x.tuple_value)),
-    Call: _h_call,
-    Let: lambda h, x: (("Let",), _defs((x.var,)) + _kids(x.value, x.body)),
-    If: lambda h, x: (("If",), _kids(x.cond, x.true_branch, x.false_branch)),
-    Function: _h_function,
-    RefCreate: lambda h, x: (("RefCreate",), _kids(x.value)),
-    RefRead: lambda h, x: (("RefRead",), _kids(x.ref)),
-    RefWrite: lambda h, x: (("RefWrite",), _kids(x.ref, x.value)),
-    Match: lambda h, x: (("Match", x.complete, len(x.clauses)), _kids(x.data, *x.clauses)),
-    Clause: lambda h, x: (("Clause",), _kids(x.lhs, x.rhs)),
-    PatternWildcard: lambda h, x: (("PatternWildcard",), []),
-    PatternVar: lambda h, x: (("PatternVar",), _defs((x.var,))),
-    PatternConstructor: lambda h, x: (("PatternConstructor",), _kids(x.constructor, x.patterns)),
-    PatternTuple: lambda h, x: (("PatternTuple",), _kids(x.patterns)),
-    TensorType: lambda h, x: (("TensorType", x.dtype), _kids(x.shape)),
-    TupleType: lambda h, x: (("TupleType", len(x.fields)), _kids(*x.fields)),
-    FuncType: lambda h, x: (("FuncType", len(x.type_params), len(x.arg_types)),
-                            _defs(x.type_params) + _kids(*x.arg_types, x.ret_type)),
-    TypeCall: lambda h, x: (("TypeCall", len(x.args)), _kids(x.func, *x.args)),
-    RefType: lambda h, x: (("RefType",), _kids(x.value)),
-    IncompleteType: lambda h, x: (("IncompleteType",), []),
-    TypeData: _h_type_data,
-    Attrs: _h_attrs,
-    IRModule: _h_module,
-    tuple: _h_tuple,
-    object: _h_other,
 }

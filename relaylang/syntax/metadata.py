@@ -6,8 +6,9 @@
 canonical JSON. `encode_metadata` writes such a table back in TVM's layout.
 
 Mirrors apache/tvm src/node/serialization.cc (`SaveJSON`/`LoadJSON`: node list,
-references as decimal strings, `b64ndarrays`), src/runtime/ndarray.cc
-(`SaveDLTensor`: the tensor blob) and dmlc-core's `JSONWriter` (the indentation).
+references as decimal strings, `b64ndarrays`). The tensor blobs are in
+ndarray_blob.py (src/runtime/ndarray.cc); the JSON text itself (errors and their
+positions, the iterative reader, dmlc-core's `JSONWriter` layout) in metadata_json.py.
 
 The JSON does not say which `attrs` values are references: TVM knows from its
 reflection tables. `_REF_FIELDS` lists the reference fields of the object kinds
@@ -20,35 +21,27 @@ this reading of its own output is right (`_Writer.pad`).
 Nothing here recurses over the node graph or over payloads: node graphs and
 payloads can be as deep as the IR (a TIR expression chain), so both directions
 use explicit stacks, and a payload too deep for `json.loads` (which recurses in C
-and stops at the recursion limit) is read by the iterative `_parse_json`.
+and stops at the recursion limit) is read by the iterative `parse_json`.
 """
 from __future__ import annotations
 
 import base64
 import binascii
 import json
-import math
 import re
-import struct
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..ir.expr import Constant
 from ..ir.node import MetaObject
+from .metadata_json import TVM_VERSION, MetadataError, format_graph, locate, parse_json
+from .ndarray_blob import decode_blob, encode_blob
 
 if TYPE_CHECKING:
     import numpy as np
 
-TVM_VERSION = "0.19.0"
+__all__ = ["TVM_VERSION", "MetadataError", "decode_metadata", "encode_metadata"]
 
-
-class MetadataError(Exception):
-    """Bad metadata; `line`/`column` are 1-based positions inside the JSON text."""
-
-    def __init__(self, message: str, line: int = 1, column: int = 1):
-        super().__init__(message)
-        self.message = message
-        self.line = line
-        self.column = column
+_parse_json = parse_json   # the name tests/unit/test_metadata.py imports
 
 
 # ---------------------------------------------------------------- what is a reference
@@ -100,69 +93,6 @@ _MAX_PAYLOAD = 1 << 26   # inlining a DAG can blow up exponentially; refuse beyo
 _MAX_PADDING = 1 << 12   # null nodes the writer may insert to keep scalars from looking like refs
 
 
-# ---------------------------------------------------------------- tensor blobs (§10.3)
-
-_MAGIC = 0xDD5E40F096B4A13F
-_HEADER = struct.Struct("<QQiiiBBH")   # magic, reserved, device type, id, ndim, code, bits, lanes
-_DTYPES = {(0, 8): "int8", (0, 16): "int16", (0, 32): "int32", (0, 64): "int64",
-           (1, 8): "uint8", (1, 16): "uint16", (1, 32): "uint32", (1, 64): "uint64",
-           (2, 16): "float16", (2, 32): "float32", (2, 64): "float64", (1, 1): "bool"}
-_CODES = {name: key for key, name in _DTYPES.items()}
-
-
-def _decode_blob(raw: bytes) -> np.ndarray:
-    """One `SaveDLTensor` blob -> a read-only numpy array; ValueError says what is wrong."""
-    import numpy as np
-    if len(raw) < _HEADER.size:
-        raise ValueError(f"tensor blob is truncated ({len(raw)} bytes)")
-    magic, _, _, _, ndim, code, bits, lanes = _HEADER.unpack_from(raw)
-    if magic != _MAGIC:
-        raise ValueError(f"bad tensor magic 0x{magic:016X} (expected 0x{_MAGIC:016X})")
-    if code == 4:
-        raise ValueError(f"bfloat{bits} tensors are not supported (numpy has no bfloat dtype)")
-    name = _DTYPES.get((code, bits))
-    if name is None:
-        raise ValueError(f"unsupported tensor dtype (type code {code}, {bits} bits)")
-    if lanes != 1:
-        raise ValueError(f"vector tensor dtypes are not supported ({name}x{lanes})")
-    start = _HEADER.size + 8 * ndim + 8
-    if not 0 <= ndim <= 64 or len(raw) < start:
-        raise ValueError(f"tensor blob is truncated or has a bad rank ({ndim})")
-    shape = struct.unpack_from(f"<{ndim}q", raw, _HEADER.size)
-    (nbytes,) = struct.unpack_from("<q", raw, start - 8)
-    if any(d < 0 for d in shape):
-        raise ValueError(f"tensor shape {list(shape)} has a negative dimension")
-    count = math.prod(shape)
-    if nbytes != count * max(1, bits // 8):
-        raise ValueError(f"tensor byte count {nbytes} does not match {name}{list(shape)}")
-    if len(raw) - start != nbytes:
-        raise ValueError(f"tensor data has {len(raw) - start} bytes, the header says {nbytes}")
-    dtype = np.dtype(np.uint8 if name == "bool" else name).newbyteorder("<")
-    array = np.frombuffer(raw, dtype, count, start)   # a view: no per-element Python work
-    if name == "bool":   # one byte per element; any nonzero byte is true
-        array = array != 0
-    elif not dtype.isnative:
-        array = array.astype(dtype.newbyteorder("="))
-    array.flags.writeable = False   # constants are shared by the IR: keep them immutable
-    return array.reshape(shape)
-
-
-def _encode_blob(value: Any) -> str:
-    import numpy as np
-    array = np.asarray(value)
-    key = _CODES.get(array.dtype.name) if array.dtype.kind in "biuf" else None
-    if key is None:
-        raise MetadataError(f"a {array.dtype} tensor cannot be stored as metadata")
-    code, bits = key
-    if bits == 1:
-        data = array.astype(np.uint8).tobytes()
-    else:
-        data = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
-    head = _HEADER.pack(_MAGIC, 0, 1, 0, array.ndim, code, bits, 1)
-    dims = struct.pack(f"<{array.ndim}q", *array.shape) + struct.pack("<q", len(data))
-    return base64.b64encode(head + dims + data).decode("ascii")
-
-
 # ---------------------------------------------------------------- decoding
 
 def decode_metadata(text: str) -> dict[str, list[object]]:
@@ -206,7 +136,7 @@ class _Reader:
         self.texts: dict[int, str] = {}   # payloads of table entries
 
     def fail(self, message: str, path: tuple[Any, ...]) -> NoReturn:
-        raise MetadataError(message, *_locate(self.text, path))
+        raise MetadataError(message, *locate(self.text, path))
 
     def index(self, value: Any, path: tuple[Any, ...]) -> int:
         if type(value) is not int or not 0 <= value < len(self.nodes):
@@ -218,7 +148,7 @@ class _Reader:
         try:
             if not isinstance(text, str):
                 raise ValueError("a tensor blob must be a string")
-            return _decode_blob(base64.b64decode(text, validate=True))
+            return decode_blob(base64.b64decode(text, validate=True))
         except binascii.Error as e:
             return self.fail(f"bad base64 in tensor blob {k}: {e}", path)
         except ValueError as e:
@@ -376,7 +306,7 @@ class _Writer:
             self.nodes.append(array)
             array["data"] = [self.entry(obj) for obj in objects]
         root.update({"keys": keys, "data": data})
-        return _format(self.nodes, self.blobs)
+        return format_graph(self.nodes, self.blobs)
 
     def entry(self, obj: object) -> int:
         if obj is None:
@@ -394,7 +324,7 @@ class _Writer:
         import numpy as np
         if not isinstance(value, (np.ndarray, np.generic)):
             raise MetadataError(f"a {type(value).__name__} cannot be stored as metadata")
-        self.blobs.append(_encode_blob(value))
+        self.blobs.append(encode_blob(value))
         attrs = {"_checked_type_": "0", "data": str(len(self.blobs) - 1), "span": "0",
                  "virtual_device_": "0"}
         self.nodes.append({"type_key": "relay.Constant", "attrs": attrs})
@@ -405,7 +335,7 @@ class _Writer:
         try:   # C json is fast but recurses; deep payloads take the iterative reader
             tree = json.loads(obj.payload)
         except RecursionError:
-            tree = _parse_json(obj.payload, obj.type_key)
+            tree = parse_json(obj.payload, obj.type_key)
         except json.JSONDecodeError as e:
             raise MetadataError(f"bad {obj.type_key} payload: {e.msg}", e.lineno, e.colno) from None
         holder = [0]
@@ -453,7 +383,7 @@ class _Writer:
 
     def blob(self, text: str, owner: str) -> str:
         try:
-            _decode_blob(base64.b64decode(text, validate=True))
+            decode_blob(base64.b64decode(text, validate=True))
         except (binascii.Error, ValueError) as e:
             raise MetadataError(f"bad {owner} payload: bad tensor: {e}") from None
         self.blobs.append(text)
@@ -477,137 +407,3 @@ def _payload_parts(tree: Any, owner: str) -> tuple[str, dict[str, Any], list[Any
                             "strings, null or objects; keys strings; data objects or null)")
     return tree["type_key"], attrs, keys, data
 
-
-def _format(nodes: list[dict[str, Any]], blobs: list[str]) -> str:
-    """dmlc::JSONWriter's layout: 2-space indent per open scope; string maps inline when
-    they hold one entry, integer arrays inline up to 10 entries, string arrays never."""
-    body = "[\n" + ",\n".join(_format_node(n) for n in nodes) + "\n  ]"
-    arrays = _list(_q(b) for b in blobs)
-    return (f'{{\n  "root": 1,\n  "nodes": {body},\n  "b64ndarrays": {arrays},\n'
-            f'  "attrs": {{"tvm_version": "{TVM_VERSION}"}}\n}}')
-
-
-def _format_node(node: dict[str, Any]) -> str:
-    fields = [f'"type_key": {_q(node["type_key"])}']
-    fields += [f'"{k}": {_q(node[k])}' for k in ("repr_str", "repr_b64") if node.get(k)]
-    entries = [f"{_q(k)}: {_q(v)}" for k, v in node.get("attrs", {}).items()]
-    if len(entries) == 1:
-        fields.append('"attrs": {' + entries[0] + "}")
-    elif entries:
-        fields.append('"attrs": {\n' + ",\n".join(" " * 8 + e for e in entries) + "\n      }")
-    if node.get("keys"):
-        fields.append('"keys": ' + _list((_q(k) for k in node["keys"]), indent=6))
-    if node.get("data"):
-        data = [str(d) for d in node["data"]]
-        fields.append('"data": ' + (_list(data, indent=6) if len(data) > 10 else
-                                    "[" + ", ".join(data) + "]"))
-    return "    {\n" + ",\n".join(" " * 6 + f for f in fields) + "\n    }"
-
-
-def _list(items: Any, indent: int = 2) -> str:
-    items = list(items)
-    if not items:
-        return "[]"
-    pad = " " * indent
-    return "[\n" + ",\n".join(pad + "  " + item for item in items) + "\n" + pad + "]"
-
-
-def _q(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
-
-
-# ---------------------------------------------------------------- iterative JSON
-
-_TOKEN = re.compile(r'[ \t\n\r]*(?:("[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]:,]|true|false|null'
-                    r"|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)|\Z)", re.S)
-_LITERALS: dict[str, Any] = {"null": None, "true": True, "false": False}
-
-
-def _tokens(text: str, context: str = "") -> Any:
-    """(token, offset) pairs; raises MetadataError at a character no token starts with."""
-    pos = 0
-    for match in _TOKEN.finditer(text):
-        if match.start() != pos:   # finditer skipped something that is not JSON
-            raise MetadataError(f"{context}unexpected character", *_line_col(text, pos))
-        if match.group(1) is None:
-            return
-        yield match.group(1), match.start(1)
-        pos = match.end()
-
-
-def _scalar(tok: str) -> Any:
-    if tok[0] == '"' and "\\" not in tok:
-        return tok[1:-1]
-    return _LITERALS[tok] if tok in _LITERALS else json.loads(tok, strict=False)
-
-
-def _parse_json(text: str, owner: str) -> Any:
-    """Read JSON with an explicit stack of open containers (no depth limit)."""
-    stack: list[list[Any]] = []   # [container, pending key]
-    result: list[Any] = []
-    state = "value"               # value | first | key | firstkey | colon | after
-    for tok, pos in _tokens(text, f"bad {owner} payload: "):
-        c, closing = tok[0], False
-        if state == "colon" and c == ":":
-            state = "value"
-            continue
-        if state in ("key", "firstkey") and c == '"':
-            stack[-1][1], state = _scalar(tok), "colon"
-            continue
-        if state == "after" and stack and c == ",":
-            state = "key" if isinstance(stack[-1][0], dict) else "value"
-            continue
-        if c in "}]":
-            top = stack[-1][0] if stack else None
-            closing = (c == "}") == isinstance(top, dict) and state in (
-                "after", "firstkey" if c == "}" else "first")
-        elif state in ("value", "first") and c in "{[":
-            stack.append([{} if c == "{" else [], None])
-            state = "firstkey" if c == "{" else "first"
-            continue
-        if not closing and (state not in ("value", "first") or c in ":,}]"):
-            raise MetadataError(f"bad {owner} payload: unexpected {tok[:20]!r}",
-                                *_line_col(text, pos))
-        value = stack.pop()[0] if closing else _scalar(tok)
-        if stack:
-            parent, key = stack[-1]
-            if isinstance(parent, dict):
-                parent[key] = value
-            else:
-                parent.append(value)
-        else:
-            result.append(value)
-        state = "after" if stack else "end"
-    if state != "end":
-        raise MetadataError(f"bad {owner} payload: unexpected end", *_line_col(text, len(text)))
-    return result[0]
-
-
-def _locate(text: str, path: tuple[Any, ...]) -> tuple[int, int]:
-    """Line and column of the JSON value at `path` (keys and array indices), else (1, 1)."""
-    target, frames = list(path), []   # frames: [key or index, is_object, wants_key]
-    try:
-        for tok, pos in _tokens(text):
-            c = tok[0]
-            if frames and frames[-1][2] and c == '"':
-                frames[-1][0], frames[-1][2] = _scalar(tok), False
-            elif c == ",":
-                if frames[-1][1]:
-                    frames[-1][2] = True
-                else:
-                    frames[-1][0] += 1
-            elif c in "}]":
-                frames.pop()
-            elif c != ":":
-                if [f[0] for f in frames] == target:
-                    return _line_col(text, pos)
-                if c in "{[":
-                    frames.append([0 if c == "[" else None, c == "{", c == "{"])
-    except (MetadataError, IndexError, TypeError):
-        pass
-    return 1, 1
-
-
-def _line_col(text: str, offset: int) -> tuple[int, int]:
-    line_start = text.rfind("\n", 0, offset) + 1
-    return text.count("\n", 0, offset) + 1, offset - line_start + 1

@@ -2,6 +2,8 @@
 
 Mirrors Resize2DAttrs of TVM's include/tvm/relay/attrs/image.h and
 `image.resize2d` of src/relay/op/image/resize.cc (one input, kInjective).
+The relation is `resample_rels.resize2d_rel`, the kernel
+`resample_kernels.resize2d` (shared with nn.upsampling).
 """
 from __future__ import annotations
 
@@ -9,7 +11,9 @@ from typing import ClassVar
 
 from ..ir.attrs import Attrs, DType, IndexExpr
 from .registry import OpDef, OpPattern, register_op
+from .resample_rels import resize2d_rel
 from .schema import attrs_schema
+from .shape_rules import lazy_kernel
 
 
 @attrs_schema
@@ -28,4 +32,6 @@ class Resize2DAttrs(Attrs):
     type_key: ClassVar[str] = "relay.attrs.Resize2DAttrs"
 
 
-register_op(OpDef("image.resize2d", 1, attrs=Resize2DAttrs, pattern=OpPattern.INJECTIVE))
+register_op(OpDef("image.resize2d", 1, attrs=Resize2DAttrs, type_rel=resize2d_rel,
+                  kernel=lazy_kernel("resample_kernels", "image.resize2d"),
+                  pattern=OpPattern.INJECTIVE))

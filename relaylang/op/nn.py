@@ -3,19 +3,27 @@
 Mirrors the schemas of TVM's include/tvm/relay/attrs/nn.h and the
 registrations of src/relay/op/nn/{convolution,nn,pad,upsampling}.cc; patterns
 set in python/tvm/relay/op/nn/_nn.py (convolutions, dense, softmax, batch_norm,
-l2_normalize) are taken from there. Pooling lives in `pool.py`.
+l2_normalize) are taken from there. Pooling lives in `pool.py`. Relations:
+`conv_rels.py`, `nn_rels.py`, `resample_rels.py`; NumPy kernels (bound lazily by
+op name): `conv_kernels.py`, `nn_kernels.py`, `resample_kernels.py`.
 """
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 from ..ir.attrs import Attrs, DType, IndexExpr
+from . import nn_rels as nr
+from . import resample_rels as rr
+from .conv_rels import conv_rel, conv_transpose_rel
 from .registry import OpDef, OpPattern, register_op
 from .schema import attrs_schema
+from .shape_rules import lazy_kernel
 
 E, B, I = OpPattern.ELEMWISE, OpPattern.BROADCAST, OpPattern.INJECTIVE
 F, O = OpPattern.OUT_ELEMWISE_FUSABLE, OpPattern.OPAQUE
-
+Rel = Callable[..., Any]
+CONV_K, NN_K, RESAMPLE_K = "conv_kernels", "nn_kernels", "resample_kernels"
 
 # ------------------------------------------------------------- convolutions
 # Field order is TVM's TVM_ATTR_FIELD order, which for the transposed
@@ -279,39 +287,42 @@ class SubPixelAttrs(Attrs):
     type_key: ClassVar[str] = "relay.attrs.SubPixelAttrs"
 
 
-# name, inputs, schema, TVM pattern
-NN: tuple[tuple[str, int, type[Attrs] | None, OpPattern], ...] = (
-    ("nn.conv1d", 2, Conv1DAttrs, F),
-    ("nn.conv2d", 2, Conv2DAttrs, F),
-    ("nn.conv3d", 2, Conv3DAttrs, F),
-    ("nn.conv1d_transpose", 2, Conv1DTransposeAttrs, F),
-    ("nn.conv2d_transpose", 2, Conv2DTransposeAttrs, F),
-    ("nn.conv3d_transpose", 2, Conv3DTransposeAttrs, F),
-    ("nn.dense", 2, DenseAttrs, F),
-    ("nn.matmul", 2, MatmulAttrs, F),
-    ("nn.batch_matmul", 2, BatchMatmulAttrs, F),
-    ("nn.bias_add", 2, BiasAddAttrs, B),
-    ("nn.relu", 1, None, E),
-    ("nn.leaky_relu", 1, LeakyReluAttrs, E),
-    ("nn.prelu", 2, PReluAttrs, B),
-    ("nn.softmax", 1, SoftmaxAttrs, F),
-    ("nn.fast_softmax", 1, SoftmaxAttrs, F),
-    ("nn.log_softmax", 1, SoftmaxAttrs, F),
-    ("nn.batch_norm", 5, BatchNormAttrs, F),    # data, gamma, beta, moving_mean, moving_var
-    ("nn.instance_norm", 3, InstanceNormAttrs, O),
-    ("nn.layer_norm", 3, LayerNormAttrs, O),
-    ("nn.group_norm", 3, GroupNormAttrs, O),
-    ("nn.lrn", 1, LRNAttrs, O),
-    ("nn.l2_normalize", 1, L2NormalizeAttrs, F),
-    ("nn.batch_flatten", 1, None, I),
-    ("nn.pad", 2, PadAttrs, I),                 # pad(data, pad_value)
-    ("nn.upsampling", 1, UpSamplingAttrs, I),
-    ("nn.depth_to_space", 1, SubPixelAttrs, I),
-    ("nn.space_to_depth", 1, SubPixelAttrs, I),
+# name, inputs, schema, TVM pattern, relation, kernel module (KERNELS[name])
+NN: tuple[tuple[str, int, type[Attrs] | None, OpPattern, Rel, str], ...] = (
+    ("nn.conv1d", 2, Conv1DAttrs, F, conv_rel(1), CONV_K),
+    ("nn.conv2d", 2, Conv2DAttrs, F, conv_rel(2), CONV_K),
+    ("nn.conv3d", 2, Conv3DAttrs, F, conv_rel(3), CONV_K),
+    ("nn.conv1d_transpose", 2, Conv1DTransposeAttrs, F, conv_transpose_rel(1), CONV_K),
+    ("nn.conv2d_transpose", 2, Conv2DTransposeAttrs, F, conv_transpose_rel(2), CONV_K),
+    ("nn.conv3d_transpose", 2, Conv3DTransposeAttrs, F, conv_transpose_rel(3), CONV_K),
+    ("nn.dense", 2, DenseAttrs, F, nr.dense_rel, NN_K),
+    ("nn.matmul", 2, MatmulAttrs, F, nr.matmul_rel, NN_K),
+    ("nn.batch_matmul", 2, BatchMatmulAttrs, F, nr.batch_matmul_rel, NN_K),
+    ("nn.bias_add", 2, BiasAddAttrs, B, nr.bias_add_rel, NN_K),
+    ("nn.relu", 1, None, E, nr.identity_rel, NN_K),
+    ("nn.leaky_relu", 1, LeakyReluAttrs, E, nr.identity_rel, NN_K),
+    ("nn.prelu", 2, PReluAttrs, B, nr.prelu_rel, NN_K),
+    ("nn.softmax", 1, SoftmaxAttrs, F, nr.axis_identity_rel, NN_K),
+    ("nn.fast_softmax", 1, SoftmaxAttrs, F, nr.axis_identity_rel, NN_K),
+    ("nn.log_softmax", 1, SoftmaxAttrs, F, nr.axis_identity_rel, NN_K),
+    # data, gamma, beta, moving_mean, moving_var -> (out, mean, var)
+    ("nn.batch_norm", 5, BatchNormAttrs, F, nr.batch_norm_rel, NN_K),
+    ("nn.instance_norm", 3, InstanceNormAttrs, O, nr.instance_norm_rel, NN_K),
+    ("nn.layer_norm", 3, LayerNormAttrs, O, nr.layer_norm_rel, NN_K),
+    ("nn.group_norm", 3, GroupNormAttrs, O, nr.group_norm_rel, NN_K),
+    ("nn.lrn", 1, LRNAttrs, O, nr.lrn_rel, NN_K),
+    ("nn.l2_normalize", 1, L2NormalizeAttrs, F, nr.l2_normalize_rel, NN_K),
+    ("nn.batch_flatten", 1, None, I, nr.batch_flatten_rel, NN_K),
+    ("nn.pad", 2, PadAttrs, I, rr.pad_rel, RESAMPLE_K),                 # pad(data, pad_value)
+    ("nn.upsampling", 1, UpSamplingAttrs, I, rr.upsampling_rel, RESAMPLE_K),
+    ("nn.depth_to_space", 1, SubPixelAttrs, I, rr.depth_to_space_rel, RESAMPLE_K),
+    ("nn.space_to_depth", 1, SubPixelAttrs, I, rr.space_to_depth_rel, RESAMPLE_K),
 )
 
-for _name, _arity, _schema, _pattern in NN:
-    register_op(OpDef(_name, _arity, attrs=_schema, pattern=_pattern))
+for _name, _arity, _schema, _pattern, _rel, _module in NN:
+    register_op(OpDef(_name, _arity, attrs=_schema, type_rel=_rel,
+                      kernel=lazy_kernel(_module, _name), pattern=_pattern))
 
 # TVM marks dropout stateful (TOpIsStateful): FoldConstant, CSE and DCE keep it.
-register_op(OpDef("nn.dropout", 1, attrs=DropoutAttrs, pattern=O, stateful=True))
+register_op(OpDef("nn.dropout", 1, attrs=DropoutAttrs, type_rel=nr.dropout_rel,
+                  kernel=lazy_kernel(NN_K, "nn.dropout"), pattern=O, stateful=True))

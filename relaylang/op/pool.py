@@ -3,15 +3,19 @@
 Mirrors the pool schemas of TVM's include/tvm/relay/attrs/nn.h and
 src/relay/op/nn/pooling.cc; every pool is OUT_ELEMWISE_FUSABLE
 (python/tvm/relay/op/nn/_nn.py). Note TVM's field order: `dilation` comes
-before `padding`, and `out_layout` right after `layout`.
+before `padding`, and `out_layout` right after `layout`. Relations are in
+`pool_rels.py`, NumPy kernels (bound lazily by op name) in `pool_kernels.py`.
 """
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 from ..ir.attrs import Attrs, IndexExpr
+from .pool_rels import adaptive_pool_rel, global_pool_rel, pool_rel
 from .registry import OpDef, OpPattern, register_op
 from .schema import attrs_schema
+from .shape_rules import lazy_kernel
 
 F = OpPattern.OUT_ELEMWISE_FUSABLE
 
@@ -132,22 +136,24 @@ class AdaptivePool3DAttrs(Attrs):
     type_key: ClassVar[str] = "relay.attrs.AdaptivePool3DAttrs"
 
 
-POOLS: dict[str, type[Attrs]] = {
-    "nn.max_pool1d": MaxPool1DAttrs,
-    "nn.max_pool2d": MaxPool2DAttrs,
-    "nn.max_pool3d": MaxPool3DAttrs,
-    "nn.avg_pool1d": AvgPool1DAttrs,
-    "nn.avg_pool2d": AvgPool2DAttrs,
-    "nn.avg_pool3d": AvgPool3DAttrs,
-    "nn.global_max_pool2d": GlobalPool2DAttrs,
-    "nn.global_avg_pool2d": GlobalPool2DAttrs,
-    "nn.adaptive_max_pool1d": AdaptivePool1DAttrs,
-    "nn.adaptive_avg_pool1d": AdaptivePool1DAttrs,
-    "nn.adaptive_max_pool2d": AdaptivePool2DAttrs,
-    "nn.adaptive_avg_pool2d": AdaptivePool2DAttrs,
-    "nn.adaptive_max_pool3d": AdaptivePool3DAttrs,
-    "nn.adaptive_avg_pool3d": AdaptivePool3DAttrs,
+# name -> (schema, relation); each kernel is pool_kernels.KERNELS[name]
+POOLS: dict[str, tuple[type[Attrs], Callable[..., Any]]] = {
+    "nn.max_pool1d": (MaxPool1DAttrs, pool_rel(1)),
+    "nn.max_pool2d": (MaxPool2DAttrs, pool_rel(2)),
+    "nn.max_pool3d": (MaxPool3DAttrs, pool_rel(3)),
+    "nn.avg_pool1d": (AvgPool1DAttrs, pool_rel(1)),
+    "nn.avg_pool2d": (AvgPool2DAttrs, pool_rel(2)),
+    "nn.avg_pool3d": (AvgPool3DAttrs, pool_rel(3)),
+    "nn.global_max_pool2d": (GlobalPool2DAttrs, global_pool_rel),
+    "nn.global_avg_pool2d": (GlobalPool2DAttrs, global_pool_rel),
+    "nn.adaptive_max_pool1d": (AdaptivePool1DAttrs, adaptive_pool_rel(1)),
+    "nn.adaptive_avg_pool1d": (AdaptivePool1DAttrs, adaptive_pool_rel(1)),
+    "nn.adaptive_max_pool2d": (AdaptivePool2DAttrs, adaptive_pool_rel(2)),
+    "nn.adaptive_avg_pool2d": (AdaptivePool2DAttrs, adaptive_pool_rel(2)),
+    "nn.adaptive_max_pool3d": (AdaptivePool3DAttrs, adaptive_pool_rel(3)),
+    "nn.adaptive_avg_pool3d": (AdaptivePool3DAttrs, adaptive_pool_rel(3)),
 }
 
-for _name, _schema in POOLS.items():
-    register_op(OpDef(_name, 1, attrs=_schema, pattern=F))
+for _name, (_schema, _rel) in POOLS.items():
+    register_op(OpDef(_name, 1, attrs=_schema, type_rel=_rel,
+                      kernel=lazy_kernel("pool_kernels", _name), pattern=F))

@@ -3,18 +3,27 @@
 Mirrors TVM's src/relay/op/tensor/transform.cc (patterns, arities) and the
 schemas of include/tvm/relay/attrs/transform.h. Where transform.cc sets no
 TOpPattern, the pattern comes from python/tvm/relay/op/_transform.py
-(layout_transform, zeros, ones).
+(layout_transform, zeros, ones). The type relations live in `shape_rels.py`,
+`slice_rels.py`, `index_rels.py` and `layouts.py`; the NumPy kernels in
+`transform_kernels.py`, bound lazily by op name.
 """
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 from ..ir.attrs import Attrs, DType
+from . import index_rels as ix
+from . import shape_rels as sh
+from . import slice_rels as sl
+from .layouts import layout_transform_rel
 from .registry import OpDef, OpPattern, register_op
 from .schema import attrs_schema
+from .shape_rules import lazy_kernel
 
 E, B, I = OpPattern.ELEMWISE, OpPattern.BROADCAST, OpPattern.INJECTIVE
 R, F, O = OpPattern.COMM_REDUCE, OpPattern.OUT_ELEMWISE_FUSABLE, OpPattern.OPAQUE
+Rel = Callable[..., Any]
 
 
 @attrs_schema
@@ -195,37 +204,39 @@ class OneHotAttrs(Attrs):
     type_key: ClassVar[str] = "relay.attrs.OneHotAttrs"
 
 
-# name, inputs (concatenate/stack take one input: a tuple), schema, TVM pattern
-TRANSFORM: tuple[tuple[str, int, type[Attrs] | None, OpPattern], ...] = (
-    ("reshape", 1, ReshapeAttrs, I),
-    ("reshape_like", 2, ReshapeLikeAttrs, I),
-    ("transpose", 1, TransposeAttrs, I),
-    ("expand_dims", 1, ExpandDimsAttrs, B),
-    ("squeeze", 1, SqueezeAttrs, I),
-    ("concatenate", 1, ConcatenateAttrs, I),
-    ("stack", 1, StackAttrs, I),
-    ("split", 1, SplitAttrs, I),
-    ("take", 2, TakeAttrs, I),
-    ("strided_slice", 1, StridedSliceAttrs, I),
-    ("slice_like", 2, SliceLikeAttrs, I),
-    ("broadcast_to", 1, InitOpAttrs, B),
-    ("broadcast_to_like", 2, None, B),
-    ("collapse_sum_like", 2, None, R),
-    ("tile", 1, TileAttrs, B),
-    ("repeat", 1, RepeatAttrs, B),
-    ("reverse", 1, ReverseAttrs, I),
-    ("reverse_sequence", 2, ReverseSequenceAttrs, I),
-    ("layout_transform", 1, LayoutTransformAttrs, I),
-    ("gather", 2, GatherAttrs, I),
-    ("gather_nd", 2, GatherNDAttrs, I),
-    ("zeros", 0, InitOpAttrs, E),
-    ("ones", 0, InitOpAttrs, E),
-    ("full", 1, InitOpAttrs, E),            # full(fill_value, shape=..., dtype=...)
-    ("full_like", 2, None, E),
-    ("arange", 3, ArangeAttrs, O),          # TVM: opaque, FuseOps ignores dynamic shapes
-    ("one_hot", 3, OneHotAttrs, F),         # one_hot(indices, on_value, off_value)
-    ("shape_of", 1, ShapeOfAttrs, O),
+# name, inputs (concatenate/stack take one input: a tuple), schema, TVM pattern, relation;
+# each kernel is transform_kernels.KERNELS[name].
+TRANSFORM: tuple[tuple[str, int, type[Attrs] | None, OpPattern, Rel], ...] = (
+    ("reshape", 1, ReshapeAttrs, I, sh.reshape_rel),
+    ("reshape_like", 2, ReshapeLikeAttrs, I, sh.reshape_like_rel),
+    ("transpose", 1, TransposeAttrs, I, sh.transpose_rel),
+    ("expand_dims", 1, ExpandDimsAttrs, B, sh.expand_dims_rel),
+    ("squeeze", 1, SqueezeAttrs, I, sh.squeeze_rel),
+    ("concatenate", 1, ConcatenateAttrs, I, sl.concatenate_rel),
+    ("stack", 1, StackAttrs, I, sl.stack_rel),
+    ("split", 1, SplitAttrs, I, sl.split_rel),
+    ("take", 2, TakeAttrs, I, ix.take_rel),
+    ("strided_slice", 1, StridedSliceAttrs, I, sl.strided_slice_rel),
+    ("slice_like", 2, SliceLikeAttrs, I, sl.slice_like_rel),
+    ("broadcast_to", 1, InitOpAttrs, B, sh.broadcast_to_rel),
+    ("broadcast_to_like", 2, None, B, sh.broadcast_to_like_rel),
+    ("collapse_sum_like", 2, None, R, sh.collapse_sum_like_rel),
+    ("tile", 1, TileAttrs, B, sh.tile_rel),
+    ("repeat", 1, RepeatAttrs, B, sh.repeat_rel),
+    ("reverse", 1, ReverseAttrs, I, sh.reverse_rel),
+    ("reverse_sequence", 2, ReverseSequenceAttrs, I, sh.reverse_sequence_rel),
+    ("layout_transform", 1, LayoutTransformAttrs, I, layout_transform_rel),
+    ("gather", 2, GatherAttrs, I, ix.gather_rel),
+    ("gather_nd", 2, GatherNDAttrs, I, ix.gather_nd_rel),
+    ("zeros", 0, InitOpAttrs, E, ix.init_rel),
+    ("ones", 0, InitOpAttrs, E, ix.init_rel),
+    ("full", 1, InitOpAttrs, E, ix.full_rel),          # full(fill_value, shape=..., dtype=...)
+    ("full_like", 2, None, E, ix.full_like_rel),
+    ("arange", 3, ArangeAttrs, O, ix.arange_rel),      # TVM: opaque (dynamic shapes)
+    ("one_hot", 3, OneHotAttrs, F, ix.one_hot_rel),    # one_hot(indices, on_value, off_value)
+    ("shape_of", 1, ShapeOfAttrs, O, sh.shape_of_rel),
 )
 
-for _name, _arity, _schema, _pattern in TRANSFORM:
-    register_op(OpDef(_name, _arity, attrs=_schema, pattern=_pattern))
+for _name, _arity, _schema, _pattern, _rel in TRANSFORM:
+    register_op(OpDef(_name, _arity, attrs=_schema, type_rel=_rel,
+                      kernel=lazy_kernel("transform_kernels", _name), pattern=_pattern))

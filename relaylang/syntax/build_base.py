@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..ir.expr import Expr
+from ..ir.expr import Constructor, Expr, GlobalVar, Op, Var
 from ..ir.node import MetaObject
 from ..ir.span import Span
 
@@ -42,7 +42,14 @@ _new_tuple = tuple.__new__
 
 
 def span_of(node: Any) -> Span | None:
+    """The span a node contributes to an enclosing one. A variable, global, constructor or
+    op is one node shared by all its uses, spanning its definition: it contributes none."""
+    if isinstance(node, _SHARED_LEAVES):
+        return None
     return getattr(node, "span", None)
+
+
+_SHARED_LEAVES = (Var, GlobalVar, Constructor, Op)
 
 
 def join_spans(first: Any, last: Any) -> Span | None:

@@ -57,19 +57,22 @@ class CallRules(BuilderBase):
     def binary(self, c: list[Any]) -> Expr:
         # Fold `a op b op c ...` by precedence; all operators are left-associative.
         operands: list[Expr] = [c[0]]
-        operators: list[tuple[str, int]] = []
+        operators: list[tuple[str, int, Span]] = []
 
         def reduce_top() -> None:
-            name, _ = operators.pop()
+            name, _, op_span = operators.pop()
             rhs, lhs = operands.pop(), operands.pop()
+            # An operand that is a variable has no span of its own here (its span is where it
+            # was bound); then the operator's token stands for the call.
+            span = join_spans(lhs, rhs) or op_span
             operands.append(Call(op_registry.get(name), (lhs, rhs), self.state.default_attrs(name),
-                                 span=join_spans(lhs, rhs)))
+                                 span=span))
 
         for i in range(1, len(c), 2):
             name, prec = _BINOPS[c[i].value]
             while operators and operators[-1][1] >= prec:
                 reduce_top()
-            operators.append((name, prec))
+            operators.append((name, prec, self._span(c[i])))
             operands.append(c[i + 1])
         while operators:
             reduce_top()

@@ -84,8 +84,8 @@ class Builder(TypeRules, PatternRules, CallRules, Transformer):
 
     # -------------------------------------------------------------- definitions
     def function_def(self, c: list[Any]) -> None:
-        def_tok, name_tok, tparams, (params, attrs), ret, body = c
-        span = self._span(def_tok).merge(span_of(body))
+        def_tok, name_tok, tparams, (params, attrs), ret, body, end = c
+        span = self._span(def_tok).merge(self._span(end))
         fn = self._make_function(params, body, ret, tparams, attrs, span)
         self.state.define_global(self._name(name_tok), fn, self._span(name_tok))
 
@@ -227,13 +227,13 @@ class Builder(TypeRules, PatternRules, CallRules, Transformer):
         self._error(f"unknown operator or constructor `{name}`{hint}", span)
 
     def function(self, c: list[Any]) -> Function:
-        fn_tok, tparams, (params, attrs), ret, body = c
-        span = self._span(fn_tok).merge(span_of(body))
+        fn_tok, tparams, (params, attrs), ret, body, end = c
+        span = self._span(fn_tok).merge(self._span(end))
         return self._make_function(params, body, ret, tparams, attrs, span)
 
     def if_expr(self, c: list[Any]) -> If:
-        if_tok, cond, then, _, other = c
-        return If(cond, then, other, span=self._span(if_tok).merge(span_of(other)))
+        if_tok, cond, then, _, other, end = c
+        return If(cond, then, other, span=self._span(if_tok).merge(self._span(end)))
 
     def ref_create(self, c: list[Any]) -> RefCreate:
         return RefCreate(c[1], span=self._span(c[0]).merge(span_of(c[1])))

@@ -1,0 +1,102 @@
+"""NumPy reference kernels of the convolutions (nn.conv1d/2d/3d and transposes).
+
+Vectorised im2col: the padded input is viewed as sliding windows
+(`sliding_window_view`, no copy), strided and dilated by slicing the view, and
+contracted with the weight per group in one `einsum` (which NumPy lowers to a
+matmul). A transposed convolution is the plain one on the input dilated by the
+strides, padded by dilation * (k - 1) - padding (+ output_padding at the end),
+with the kernel flipped and its in/out axes swapped, as in topi's
+conv2d_transpose_nchw. Arithmetic runs in the output dtype, as TVM computes it.
+"""
+from __future__ import annotations
+
+import string
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from .conv_rels import conv_geometry
+
+Kernel = Callable[[list, Any], Any]
+
+
+def pad_or_crop(x: np.ndarray, pairs: list[tuple[int, int]]) -> np.ndarray:
+    """Pad the trailing axes by (before, after) pairs with zeros; negative amounts crop."""
+    lead = x.ndim - len(pairs)
+    x = np.pad(x, [(0, 0)] * lead + [(max(b, 0), max(a, 0)) for b, a in pairs])
+    crop = tuple(slice(max(-b, 0), x.shape[lead + j] - max(-a, 0))
+                 for j, (b, a) in enumerate(pairs))
+    return x[(slice(None),) * lead + crop]
+
+
+def conv_ncs(x: np.ndarray, w: np.ndarray, strides: tuple, dilation: tuple,
+             pads: list[tuple[int, int]], groups: int) -> np.ndarray:
+    """Convolution of x (N, C, *S) with w (O, C / groups, *K), in x's dtype."""
+    nd = x.ndim - 2
+    x = pad_or_crop(x, pads)
+    ksize = w.shape[2:]
+    span = [d * (k - 1) + 1 for k, d in zip(ksize, dilation)]
+    v = sliding_window_view(x, span, axis=tuple(range(2, 2 + nd)))      # (N, C, *P, *span)
+    v = v[(slice(None),) * 2 + tuple(slice(None, None, s) for s in strides)
+          + tuple(slice(None, None, d) for d in dilation)]                # (N, C, *O, *K)
+    n, c = x.shape[:2]
+    o = w.shape[0]
+    v = v.reshape((n, groups, c // groups) + v.shape[2:])
+    wg = w.reshape((groups, o // groups, c // groups) + ksize)
+    out_sp, k_sp = string.ascii_letters[:nd], string.ascii_letters[10:10 + nd]
+    expr = f"NGC{out_sp}{k_sp},GFC{k_sp}->NGF{out_sp}"
+    out = np.einsum(expr, v, wg, optimize=True)
+    return out.reshape((n, o) + out.shape[3:])
+
+
+def conv_transpose_ncs(x: np.ndarray, w: np.ndarray, strides: tuple, dilation: tuple,
+                       pads: list[tuple[int, int]], output_padding: tuple,
+                       groups: int) -> np.ndarray:
+    """Transposed convolution of x (N, C, *S) with w (C, O / groups, *K)."""
+    nd = x.ndim - 2
+    n, c = x.shape[:2]
+    up = np.zeros((n, c) + tuple((s - 1) * st + 1 for s, st in zip(x.shape[2:], strides)),
+                  dtype=x.dtype)
+    up[(slice(None),) * 2 + tuple(slice(None, None, st) for st in strides)] = x
+    ksize = w.shape[2:]
+    edges = [(d * (k - 1) - b, d * (k - 1) - a + extra)
+             for k, d, (b, a), extra in zip(ksize, dilation, pads, output_padding)]
+    opg = w.shape[1]
+    wg = w.reshape((groups, c // groups, opg) + ksize).swapaxes(1, 2)
+    wg = np.flip(wg, axis=tuple(range(3, 3 + nd))).reshape((groups * opg, c // groups) + ksize)
+    return conv_ncs(pad_or_crop(up, edges), wg, (1,) * nd, dilation, [(0, 0)] * nd, groups)
+
+
+def _to_ncs(x: np.ndarray, pos: list[int]) -> np.ndarray:
+    return np.transpose(x, pos)
+
+
+def _from_ncs(y: np.ndarray, pos: list[int]) -> np.ndarray:
+    return np.ascontiguousarray(np.transpose(y, np.argsort(pos)))
+
+
+def conv_kernel(nd: int, transposed: bool = False) -> Kernel:
+    """The kernel of nn.conv{nd}d (or its transpose) for any plain layouts."""
+    def kernel(inputs: list, attrs: Any) -> np.ndarray:
+        g = conv_geometry(attrs, nd, transposed)
+        data, weight = inputs
+        dtype = np.dtype(attrs.out_dtype or data.dtype)
+        x = _to_ncs(data, g.data_pos).astype(dtype)
+        w = _to_ncs(weight, g.weight_pos).astype(dtype)
+        if transposed:       # the kernel layout's I axis is the data's channels: (I, O, k...)
+            w = w.swapaxes(0, 1)
+            y = conv_transpose_ncs(x, w, g.strides, g.dilation, g.pads, g.output_padding,
+                                   attrs.groups)
+        else:
+            y = conv_ncs(x, w, g.strides, g.dilation, g.pads, attrs.groups)
+        return _from_ncs(y.astype(dtype, copy=False), g.out_pos)
+    kernel.__name__ = kernel.__qualname__ = f"conv{nd}d{'_transpose' if transposed else ''}"
+    return kernel
+
+
+KERNELS: dict[str, Kernel] = {
+    **{f"nn.conv{nd}d": conv_kernel(nd) for nd in (1, 2, 3)},
+    **{f"nn.conv{nd}d_transpose": conv_kernel(nd, transposed=True) for nd in (1, 2, 3)},
+}

@@ -1,0 +1,183 @@
+"""NumPy reference kernels of the dense layers, activations and normalisations.
+
+Semantics follow TVM: dense/matmul/batch_matmul compute in out_dtype (topi
+nn/dense.h, batch_matmul.h); the normalisations are the decompositions of
+src/relay/transforms/simplify_inference.cc (batch_norm scales by
+gamma / sqrt(var + eps) and returns the moving mean and variance unchanged;
+group_norm reduces over the channels of a group and every later axis); lrn and
+l2_normalize follow topi's local_response_norm.h and l2_normalize.h.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+Kernel = Callable[[list, Any], Any]
+
+
+def _axis(axis: int, rank: int) -> int:
+    return axis + rank if axis < 0 else axis
+
+
+def _along(v: np.ndarray, axis: int, rank: int) -> np.ndarray:
+    """A channel vector shaped to broadcast along `axis` of a rank-`rank` tensor."""
+    shape = [1] * rank
+    shape[axis] = -1
+    return v.reshape(shape)
+
+
+# ------------------------------------------------------------ dense layers
+
+def dense(inputs: list, attrs: Any) -> np.ndarray:
+    data, weight = inputs
+    dtype = attrs.out_dtype or data.dtype
+    return np.matmul(data.astype(dtype), weight.astype(dtype).T)
+
+
+def matmul(inputs: list, attrs: Any) -> np.ndarray:
+    a, b = inputs
+    dtype = attrs.out_dtype or a.dtype
+    a = np.swapaxes(a, -1, -2) if attrs.transpose_a else a
+    b = b.T if attrs.transpose_b else b
+    return np.matmul(a.astype(dtype), b.astype(dtype))
+
+
+def batch_matmul(inputs: list, attrs: Any) -> np.ndarray:
+    x, y = inputs
+    dtype = attrs.out_dtype or x.dtype
+    x = x.transpose(0, 2, 1) if attrs.transpose_a else x
+    y = y.transpose(0, 2, 1) if attrs.transpose_b else y
+    return np.matmul(x.astype(dtype), y.astype(dtype))
+
+
+def bias_add(inputs: list, attrs: Any) -> np.ndarray:
+    data, bias = inputs
+    return (data + _along(bias, _axis(attrs.axis, data.ndim), data.ndim)).astype(data.dtype)
+
+
+# ------------------------------------------------------------ activations
+
+def relu(inputs: list, attrs: Any) -> np.ndarray:
+    x = inputs[0]
+    return np.maximum(x, np.zeros((), x.dtype))
+
+
+def leaky_relu(inputs: list, attrs: Any) -> np.ndarray:
+    x = inputs[0]
+    return np.where(x > 0, x, x * attrs.alpha).astype(x.dtype)
+
+
+def prelu(inputs: list, attrs: Any) -> np.ndarray:
+    x, alpha = inputs
+    a = _along(alpha, _axis(attrs.axis, x.ndim), x.ndim)
+    return np.where(x > 0, x, x * a).astype(x.dtype)
+
+
+def softmax(inputs: list, attrs: Any) -> np.ndarray:
+    x = inputs[0]
+    e = np.exp(x - x.max(axis=attrs.axis, keepdims=True))
+    return (e / e.sum(axis=attrs.axis, keepdims=True)).astype(x.dtype)
+
+
+def log_softmax(inputs: list, attrs: Any) -> np.ndarray:
+    x = inputs[0]
+    shifted = x - x.max(axis=attrs.axis, keepdims=True)
+    return (shifted - np.log(np.exp(shifted).sum(axis=attrs.axis, keepdims=True))) \
+        .astype(x.dtype)
+
+
+def dropout(inputs: list, attrs: Any) -> tuple:
+    """Inference semantics (TVM removes dropout before running): the input, and a mask
+    of ones."""
+    x = inputs[0]
+    return x.copy(), np.ones_like(x)
+
+
+def batch_flatten(inputs: list, attrs: Any) -> np.ndarray:
+    x = inputs[0]
+    return x.reshape(x.shape[0], math.prod(x.shape[1:]))
+
+
+# ------------------------------------------------------------ normalisation
+
+def batch_norm(inputs: list, attrs: Any) -> tuple:
+    x, gamma, beta, mean, var = inputs
+    axis = _axis(attrs.axis, x.ndim)
+    scale = 1 / np.sqrt(var + np.asarray(attrs.epsilon, var.dtype))
+    if attrs.scale:
+        scale = scale * gamma
+    shift = -mean * scale
+    if attrs.center:
+        shift = shift + beta
+    out = x * _along(scale, axis, x.ndim) + _along(shift, axis, x.ndim)
+    return out.astype(x.dtype), mean.copy(), var.copy()
+
+
+def _normalize(x: np.ndarray, axes: tuple[int, ...], epsilon: float) -> np.ndarray:
+    mean = x.mean(axis=axes, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
+    return (x - mean) / np.sqrt(var + np.asarray(epsilon, x.dtype))
+
+
+def _affine(out: np.ndarray, gamma: np.ndarray, beta: np.ndarray, axis: int, attrs: Any,
+            dtype: np.dtype) -> np.ndarray:
+    if attrs.scale:
+        out = out * _along(gamma, axis, out.ndim)
+    if attrs.center:
+        out = out + _along(beta, axis, out.ndim)
+    return out.astype(dtype)
+
+
+def layer_norm(inputs: list, attrs: Any) -> np.ndarray:
+    x, gamma, beta = inputs
+    axis = _axis(attrs.axis, x.ndim)
+    return _affine(_normalize(x, (axis,), attrs.epsilon), gamma, beta, axis, attrs, x.dtype)
+
+
+def instance_norm(inputs: list, attrs: Any) -> np.ndarray:
+    x, gamma, beta = inputs
+    axis = _axis(attrs.axis, x.ndim)
+    axes = tuple(k for k in range(1, x.ndim) if k != axis)
+    return _affine(_normalize(x, axes, attrs.epsilon), gamma, beta, axis, attrs, x.dtype)
+
+
+def group_norm(inputs: list, attrs: Any) -> np.ndarray:
+    x, gamma, beta = inputs
+    axis, g = _axis(attrs.axis, x.ndim), attrs.num_groups
+    grouped = x.reshape(x.shape[:axis] + (g, x.shape[axis] // g) + x.shape[axis + 1:])
+    out = _normalize(grouped, tuple(range(axis + 1, x.ndim + 1)), attrs.epsilon)
+    return _affine(out.reshape(x.shape), gamma, beta, axis, attrs, x.dtype)
+
+
+def lrn(inputs: list, attrs: Any) -> np.ndarray:
+    """x / (bias + alpha * window_sum(x^2) / size) ^ beta, the window of `size` entries
+    along `axis` starting size // 2 before each position (zero outside)."""
+    x = inputs[0]
+    axis, size = _axis(attrs.axis, x.ndim), attrs.size
+    pads = [(0, 0)] * x.ndim
+    pads[axis] = (size // 2, size - 1 - size // 2)
+    windows = sliding_window_view(np.pad(x * x, pads), size, axis=axis)
+    sqr_sum = windows.sum(axis=-1)
+    return (x / (attrs.bias + attrs.alpha * sqr_sum / size) ** attrs.beta).astype(x.dtype)
+
+
+def l2_normalize(inputs: list, attrs: Any) -> np.ndarray:
+    x = inputs[0]
+    axes = tuple(attrs.axis) if attrs.axis else None
+    norm = np.sqrt(np.maximum((x * x).sum(axis=axes, keepdims=True),
+                              np.asarray(attrs.eps, x.dtype)))
+    return (x / norm).astype(x.dtype)
+
+
+KERNELS: dict[str, Kernel] = {
+    "nn.dense": dense, "nn.matmul": matmul, "nn.batch_matmul": batch_matmul,
+    "nn.bias_add": bias_add, "nn.relu": relu, "nn.leaky_relu": leaky_relu, "nn.prelu": prelu,
+    "nn.softmax": softmax, "nn.fast_softmax": softmax, "nn.log_softmax": log_softmax,
+    "nn.dropout": dropout, "nn.batch_flatten": batch_flatten, "nn.batch_norm": batch_norm,
+    "nn.layer_norm": layer_norm, "nn.instance_norm": instance_norm,
+    "nn.group_norm": group_norm, "nn.lrn": lrn, "nn.l2_normalize": l2_normalize,
+}

@@ -1,0 +1,127 @@
+"""NumPy reference kernels of the pools.
+
+max/avg pools follow topi's pool_impl_nd (include/tvm/topi/nn/pooling.h): the
+input is padded (max: with the dtype's lowest value; avg: with zeros), and
+under ceil_mode the tail gets stride - 1 more; windows are a strided, dilated
+`sliding_window_view`. An average divides by the window positions inside the
+padded input (count_include_pad, not counting the ceil_mode extra) or inside
+the data itself, at least 1; integer averages truncate, as TVM's div. Adaptive
+pools take window [floor(i * in / out), ceil((i + 1) * in / out)) per axis,
+separably, each axis one gather.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from .pool_rels import adaptive_output_size, pool_geometry, pooled_axes
+
+Kernel = Callable[[list, Any], Any]
+
+
+def lowest(dtype: np.dtype) -> Any:
+    """tvm::min_value: the lowest finite value of the dtype."""
+    if dtype.kind == "f":
+        return np.finfo(dtype).min
+    if dtype.kind in "iu":
+        return np.iinfo(dtype).min
+    return False
+
+
+def _accumulator(dtype: np.dtype) -> np.dtype:
+    return np.dtype(np.int64) if dtype.kind in "iub" else dtype
+
+
+def divide(total: np.ndarray, count: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """TVM's div: true division for floats, truncation toward zero for integers."""
+    if dtype.kind in "iub":
+        return (np.sign(total) * (np.abs(total) // count)).astype(dtype)
+    return (total / count).astype(dtype)
+
+
+def window_counts(size: int, out: int, k: int, s: int, d: int, pads: tuple[int, int],
+                  include_pad: bool) -> np.ndarray:
+    """How many of each output's window positions count for its average."""
+    pos = (np.arange(out) * s - pads[0])[:, None] + np.arange(k)[None, :] * d
+    lo, hi = (-pads[0], size + pads[1]) if include_pad else (0, size)
+    return ((pos >= lo) & (pos < hi)).sum(axis=1)
+
+
+def pool_kernel(nd: int, kind: str) -> Kernel:
+    def kernel(inputs: list, attrs: Any) -> np.ndarray:
+        x = inputs[0]
+        g = pool_geometry(attrs, nd)
+        tail = list(range(-nd, 0))
+        v = np.moveaxis(x, g.axes, tail)
+        extra = [s - 1 if attrs.ceil_mode else 0 for s in g.strides]
+        widths = [(0, 0)] * (x.ndim - nd) + [(b, a + e) for (b, a), e in zip(g.pads, extra)]
+        acc = x.dtype if kind == "max" else _accumulator(x.dtype)
+        fill = lowest(x.dtype) if kind == "max" else 0
+        v = np.pad(v.astype(acc, copy=False), widths, constant_values=fill)
+        spans = [(k - 1) * d + 1 for k, d in zip(g.pool_size, g.dilation)]
+        w = sliding_window_view(v, spans, axis=tuple(tail))
+        w = w[(Ellipsis,) + tuple(slice(None, None, s) for s in g.strides)
+              + tuple(slice(None, None, d) for d in g.dilation)]
+        window_axes = tuple(range(-nd, 0))
+        if kind == "max":
+            return np.ascontiguousarray(np.moveaxis(w.max(axis=window_axes), tail, g.axes))
+        total = w.sum(axis=window_axes)
+        count = np.ones((), dtype=np.int64)
+        for j in range(nd):
+            c = window_counts(x.shape[g.axes[j]], total.shape[x.ndim - nd + j],
+                              g.pool_size[j], g.strides[j], g.dilation[j], g.pads[j],
+                              attrs.count_include_pad)
+            count = count[..., None] * c if count.ndim else c
+        out = divide(total, np.maximum(count, 1), x.dtype)
+        return np.ascontiguousarray(np.moveaxis(out, tail, g.axes))
+    kernel.__name__ = kernel.__qualname__ = f"{kind}_pool{nd}d"
+    return kernel
+
+
+def _adaptive_axis(v: np.ndarray, axis: int, out: int, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """Reduce `axis` of v to `out` adaptive windows: (max or sum, window lengths)."""
+    n = v.shape[axis]
+    i = np.arange(out)
+    start, end = (i * n) // out, -((-(i + 1) * n) // out)
+    length = end - start
+    idx = start[:, None] + np.arange(length.max())[None, :]
+    valid = idx < end[:, None]
+    picked = np.take(v, np.minimum(idx, end[:, None] - 1), axis=axis)   # (..., out, L, ...)
+    shape = [1] * picked.ndim
+    shape[axis], shape[axis + 1] = out, valid.shape[1]
+    if kind == "max":
+        return picked.max(axis=axis + 1), length
+    return np.where(valid.reshape(shape), picked, 0).sum(axis=axis + 1), length
+
+
+def adaptive_kernel(nd: int, kind: str, global_pool: bool = False) -> Kernel:
+    def kernel(inputs: list, attrs: Any) -> np.ndarray:
+        x = inputs[0]
+        axes = pooled_axes(attrs.layout, nd)
+        sizes = [1] * nd if global_pool else adaptive_output_size(
+            attrs, nd, [x.shape[a] for a in axes])
+        v = x.astype(_accumulator(x.dtype), copy=False)
+        count = 1
+        for axis, out in zip(axes, sizes):
+            v, length = _adaptive_axis(v, axis, out, kind)
+            shape = [1] * x.ndim
+            shape[axis] = out
+            count = count * length.reshape(shape)
+        if kind == "max":
+            return np.ascontiguousarray(v.astype(x.dtype))
+        return divide(v, np.asarray(count), x.dtype)
+    kernel.__name__ = kernel.__qualname__ = f"adaptive_{kind}_pool{nd}d"
+    return kernel
+
+
+KERNELS: dict[str, Kernel] = {
+    **{f"nn.{kind}_pool{nd}d": pool_kernel(nd, kind) for kind in ("max", "avg")
+       for nd in (1, 2, 3)},
+    **{f"nn.adaptive_{kind}_pool{nd}d": adaptive_kernel(nd, kind) for kind in ("max", "avg")
+       for nd in (1, 2, 3)},
+    "nn.global_max_pool2d": adaptive_kernel(2, "max", global_pool=True),
+    "nn.global_avg_pool2d": adaptive_kernel(2, "avg", global_pool=True),
+}

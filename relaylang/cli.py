@@ -9,7 +9,10 @@ import argparse
 import difflib
 import sys
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
+
+if TYPE_CHECKING:
+    from .ir.module import IRModule
 
 EXIT_OK, EXIT_DIAGNOSTICS, EXIT_USAGE = 0, 1, 2
 
@@ -39,38 +42,36 @@ def _expand(paths: Sequence[str]) -> list[str]:
     return out
 
 
-def cmd_parse(args: argparse.Namespace) -> int:
+def _parse_file(path: str) -> IRModule | None:
+    """The module in `path`, or None after printing why it cannot be had."""
     from .syntax.diagnostics import DiagnosticError
     from .syntax.parser import parse
+    text = _read(path)
+    if text is None:
+        return None
+    try:
+        return parse(text, source_name=path)
+    except DiagnosticError as e:
+        print(e.render(color=_color()), file=sys.stderr)
+        return None
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
     status = EXIT_OK
     for path in _expand(args.files):
-        text = _read(path)
-        if text is None:
-            status = EXIT_DIAGNOSTICS
-            continue
-        try:
-            parse(text, source_name=path)
-        except DiagnosticError as e:
-            print(e.render(color=_color()), file=sys.stderr)
+        if _parse_file(path) is None:
             status = EXIT_DIAGNOSTICS
     return status
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .syntax.diagnostics import DiagnosticError, Severity, render_all
-    from .syntax.parser import parse
+    from .syntax.diagnostics import Severity, render_all
     from .syntax.printer import astext
     from .typing import check_module
     status = EXIT_OK
     for path in _expand(args.files):
-        text = _read(path)
-        if text is None:
-            status = EXIT_DIAGNOSTICS
-            continue
-        try:
-            mod = parse(text, source_name=path)
-        except DiagnosticError as e:
-            print(e.render(color=_color()), file=sys.stderr)
+        mod = _parse_file(path)
+        if mod is None:
             status = EXIT_DIAGNOSTICS
             continue
         typed, diagnostics = check_module(mod)

@@ -14,8 +14,7 @@ the DAG, whatever its depth.
 """
 from __future__ import annotations
 
-from .expr import (Call, Clause, Constructor, Expr, Function, Let, Match, Pattern, Var,
-                   pattern_vars)
+from .expr import Call, Clause, Constructor, Expr, Function, Let, Match, Pattern, Var, pattern_vars
 from .types import FuncType, Type, TypeVar, type_children
 
 

@@ -25,16 +25,50 @@ import dataclasses
 from typing import Any, Callable
 
 from .attrs import Attrs, DictAttrs
-from .expr import (Call, Clause, Constant, Constructor, Function, GlobalVar, If, Let, Match, Op,
-                   PatternConstructor, PatternTuple, PatternVar, PatternWildcard, RefCreate,
-                   RefRead, RefWrite, Tuple, TupleGetItem, Var)
+from .expr import (
+    Call,
+    Clause,
+    Constant,
+    Constructor,
+    Function,
+    GlobalVar,
+    If,
+    Let,
+    Match,
+    Op,
+    PatternConstructor,
+    PatternTuple,
+    PatternVar,
+    PatternWildcard,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
 from .hash import structural_hash
 from .module import IRModule
 from .node import Node
-from .structural_common import (GRAPH_KINDS, PLAIN_KINDS, functions_by_name, lookup_handler,
-                                norm_attrs, types_by_name)
-from .types import (FuncType, GlobalTypeVar, IncompleteType, RefType, TensorType, TupleType,
-                    TypeCall, TypeData, TypeVar)
+from .structural_common import (
+    GRAPH_KINDS,
+    PLAIN_KINDS,
+    functions_by_name,
+    lookup_handler,
+    norm_attrs,
+    types_by_name,
+)
+from .types import (
+    FuncType,
+    GlobalTypeVar,
+    IncompleteType,
+    RefType,
+    TensorType,
+    TupleType,
+    TypeCall,
+    TypeData,
+    TypeVar,
+)
 
 __all__ = ["structural_equal", "structural_hash"]
 

@@ -9,13 +9,17 @@ recursive fallback.
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
 from .expr import Expr
 
 
-def post_order(root: Expr) -> list[Expr]:
-    """Every node reachable from `root`, children before parents, each once."""
+def post_order(root: Expr,
+               children: Callable[[Expr], Sequence[Expr]] | None = None) -> list[Expr]:
+    """Every node reachable from `root`, children before parents, each once.
+
+    `children` may widen what counts as a child (the printer also walks the
+    expressions inside attributes)."""
     order: list[Expr] = []
     seen: set[int] = set()
     stack: list[tuple[Expr, bool]] = [(root, False)]
@@ -28,7 +32,7 @@ def post_order(root: Expr) -> list[Expr]:
             continue
         seen.add(id(node))
         stack.append((node, True))
-        for child in reversed(node.children()):
+        for child in reversed(node.children() if children is None else children(node)):
             if id(child) not in seen:
                 stack.append((child, False))
     return order

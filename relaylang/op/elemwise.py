@@ -16,16 +16,15 @@ the relations here reject the call up front with a message.
 """
 from __future__ import annotations
 
-import importlib
-import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ..ir.attrs import Attrs, DType
+from ..ir.dtype import canonical_dtype, dtype_bits, dtype_kind  # noqa: F401  (re-exported)
 from ..ir.types import TensorType, Type
 from .registry import OpDef, OpPattern, register_op
 from .relation import TypeRelError, broadcast_shapes, is_known, tensor
-from .schema import attrs_schema
+from .schema import attrs_schema, lazy_kernel
 
 E, B = OpPattern.ELEMWISE, OpPattern.BROADCAST
 Rel = Callable[[list[Type], Any], Type | None]
@@ -46,54 +45,7 @@ class CastAttrs(Attrs):
     type_key: ClassVar[str] = "relay.attrs.CastAttrs"
 
 
-def numpy_kernel(module: str, name: str) -> Callable[[list, Any], Any]:
-    """The kernel `KERNELS[name]` of sibling module `module`, imported on first call
-    (so that NumPy loads only when values are computed)."""
-    found: list[Callable[[list, Any], Any]] = []
-
-    def kernel(inputs: list, attrs: Any) -> Any:
-        if not found:
-            found.append(importlib.import_module(f".{module}", __package__).KERNELS[name])
-        return found[0](inputs, attrs)
-    kernel.__name__ = kernel.__qualname__ = f"{module}.{name}"
-    return kernel
-
-
-# ---------------------------------------------------------------- dtypes
-
-_DTYPE = re.compile(r"(bool|int|uint|float|bfloat)(\d*)(?:x(\d+))?\Z")
-_BITS = {"int": {1, 4, 8, 16, 32, 64}, "uint": {1, 4, 8, 16, 32, 64},
-         "float": {8, 16, 32, 64}, "bfloat": {16}}
-
-
-def canonical_dtype(name: str) -> str | None:
-    """TVM's spelling of a dtype (`float` -> `float32`), or None if `name` is not one."""
-    m = _DTYPE.match(name)
-    if not m:
-        return None
-    kind, bits_text, lanes_text = m.groups()
-    lanes = int(lanes_text) if lanes_text else 1
-    if lanes < 1 or (kind == "bool" and bits_text):
-        return None
-    suffix = f"x{lanes}" if lanes > 1 else ""        # TVM prints one lane without `x1`
-    if kind == "bool":
-        return "bool" + suffix
-    bits = int(bits_text) if bits_text else (16 if kind == "bfloat" else 32)
-    return f"{kind}{bits}{suffix}" if bits in _BITS[kind] else None
-
-
-def dtype_bits(dtype: str) -> int:
-    """Total bits of one element (bool is 1 bit, as in TVM)."""
-    m = _DTYPE.match(dtype)
-    assert m, dtype
-    bits = 1 if m.group(1) == "bool" else int(m.group(2) or 32)
-    return bits * int(m.group(3) or 1)
-
-
-def dtype_kind(dtype: str) -> str:
-    """'bool', 'int', 'uint' or 'float' (bfloat counts as float)."""
-    kind = dtype.rstrip("0123456789x")
-    return "float" if kind == "bfloat" else kind
+numpy_kernel = lazy_kernel   # the name the elementwise tables use
 
 
 # A dtype rule: (predicate on the dtype, what to call the accepted tensors).

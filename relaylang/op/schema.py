@@ -18,8 +18,9 @@ types map onto annotations:
 """
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
-from typing import Callable, Mapping, TypeVar
+from typing import Any, Callable, Mapping, TypeVar
 
 from ..ir.attrs import Attrs
 from .registry import OpDef, OpPattern, register_op
@@ -40,3 +41,16 @@ def register_table(table: Mapping[str, OpPattern], num_inputs: int,
     """Register each `name -> pattern` of a family table with a shared arity and schema."""
     for name, pattern in table.items():
         register_op(OpDef(name, num_inputs, attrs=attrs, pattern=pattern))
+
+
+def lazy_kernel(module: str, name: str) -> Callable[[list, Any], Any]:
+    """The kernel `KERNELS[name]` of sibling module `module`, imported on first call, so
+    that loading the op registry does not import NumPy."""
+    found: list[Callable[[list, Any], Any]] = []
+
+    def kernel(inputs: list, attrs: Any) -> Any:
+        if not found:
+            found.append(importlib.import_module(f".{module}", __package__).KERNELS[name])
+        return found[0](inputs, attrs)
+    kernel.__name__ = kernel.__qualname__ = f"{module}.{name}"
+    return kernel

@@ -9,7 +9,6 @@ dimension keeps it as it is. Mirrors the small helpers TVM's relations lean on:
 """
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -18,20 +17,12 @@ from ..ir.types import TensorType, Type
 from .relation import TypeRelError, dim_str, is_known, normalize_axis, shape_str
 
 Dim = Any
+from .schema import lazy_kernel  # noqa: E402,F401  (re-exported for the families)
+
 Kernel = Callable[[list, Any], Any]
 
 
-def lazy_kernel(module: str, name: str) -> Kernel:
-    """The kernel `KERNELS[name]` of sibling module `module`, imported on first call, so
-    that loading the op registry does not import NumPy."""
-    found: list[Kernel] = []
 
-    def kernel(inputs: list, attrs: Any) -> Any:
-        if not found:
-            found.append(importlib.import_module(f".{module}", __package__).KERNELS[name])
-        return found[0](inputs, attrs)
-    kernel.__name__ = kernel.__qualname__ = f"{module}.{name}"
-    return kernel
 
 
 # ------------------------------------------------------------------ dimensions

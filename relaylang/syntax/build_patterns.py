@@ -9,8 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ir.expr import (Clause, Constructor, Match, PatternConstructor, PatternTuple, PatternVar,
-                       PatternWildcard, Var, pattern_vars)
+from ..ir.expr import (
+    Clause,
+    Constructor,
+    Match,
+    PatternConstructor,
+    PatternTuple,
+    PatternVar,
+    PatternWildcard,
+    Var,
+    pattern_vars,
+)
 from ..ir.types import GlobalTypeVar
 from .build_base import BuilderBase, join_spans, span_of
 

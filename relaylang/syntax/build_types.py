@@ -13,8 +13,16 @@ from typing import Any
 from ..ir.expr import Constructor
 from ..ir.node import ANY, MetaObject
 from ..ir.span import Span
-from ..ir.types import (FuncType, IncompleteType, RefType, TensorType, TupleType, TypeCall,
-                        TypeData, TypeVar)
+from ..ir.types import (
+    FuncType,
+    IncompleteType,
+    RefType,
+    TensorType,
+    TupleType,
+    TypeCall,
+    TypeData,
+    TypeVar,
+)
 from .build_base import BuilderBase
 from .literals import LiteralError, is_dtype_name, parse_dtype, parse_number
 

@@ -28,8 +28,21 @@ from lark import Transformer
 
 from .. import op as op_registry
 from ..ir.attrs import DictAttrs
-from ..ir.expr import (Call, Constant, Expr, Function, GlobalVar, If, Let, Op, RefCreate, RefRead,
-                       RefWrite, Tuple, Var)
+from ..ir.expr import (
+    Call,
+    Constant,
+    Expr,
+    Function,
+    GlobalVar,
+    If,
+    Let,
+    Op,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    Var,
+)
 from ..ir.node import MetaObject
 from ..ir.span import Span
 from .build_base import RESERVED, SPECIAL_FLOATS, AttrList, MetaAttrsArg, join_spans, span_of

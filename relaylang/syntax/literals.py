@@ -11,6 +11,8 @@ import math
 import re
 from functools import lru_cache
 
+from ..ir.dtype import canonical_dtype
+
 _INT_BODY = re.compile(r"[0-9]+\Z")
 _FLOAT_BODY = re.compile(r"[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?\Z")
 _SPECIAL = re.compile(r"(inf|nan)f(16|32|64)?\Z")
@@ -114,26 +116,9 @@ def quote_string(value: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-_DTYPE = re.compile(r"(?:(int|uint|float|bfloat)(\d*)|(bool))(?:x(\d+))?\Z")
-_VALID_BITS = {"int": {8, 16, 32, 64, 1, 4}, "uint": {1, 4, 8, 16, 32, 64},
-               "float": {16, 32, 64, 8}, "bfloat": {16}}
-
-
 def parse_dtype(name: str) -> str | None:
     """The canonical spelling of a dtype (`float` -> `float32`), or None if invalid."""
-    m = _DTYPE.match(name)
-    if not m:
-        return None
-    lanes = f"x{m.group(4)}" if m.group(4) else ""
-    if m.group(4) is not None and int(m.group(4)) < 1:
-        return None
-    if m.group(3):
-        return "bool" + lanes
-    kind, bits_text = m.group(1), m.group(2)
-    bits = int(bits_text) if bits_text else 32
-    if bits not in _VALID_BITS[kind]:
-        return None
-    return f"{kind}{bits}{lanes}"
+    return canonical_dtype(name)
 
 
 def is_dtype_name(name: str) -> bool:

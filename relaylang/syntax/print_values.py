@@ -18,11 +18,32 @@ import re
 from typing import Any, Callable, Iterable
 
 from ..ir.attrs import Attrs, DictAttrs
-from ..ir.expr import (Call, Constant, Expr, Function, Pattern, PatternConstructor,
-                       PatternTuple, PatternVar, PatternWildcard, Tuple, TupleGetItem, Var)
+from ..ir.expr import (
+    Call,
+    Constant,
+    Expr,
+    Function,
+    Pattern,
+    PatternConstructor,
+    PatternTuple,
+    PatternVar,
+    PatternWildcard,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
 from ..ir.node import AnyDim, MetaObject
-from ..ir.types import (FuncType, GlobalTypeVar, IncompleteType, RefType, TensorType, TupleType,
-                        Type, TypeCall, TypeVar)
+from ..ir.types import (
+    FuncType,
+    GlobalTypeVar,
+    IncompleteType,
+    RefType,
+    TensorType,
+    TupleType,
+    Type,
+    TypeCall,
+    TypeVar,
+)
 from .literals import is_dtype_name, quote_string
 
 RESERVED = frozenset({"def", "fn", "let", "if", "else", "type", "extern", "match", "free_var",

@@ -27,9 +27,26 @@ from __future__ import annotations
 
 from typing import Any, Callable, Generator
 
-from ..ir.expr import (Call, Constant, Constructor, Expr, Function, GlobalVar, If, Let, Match, Op,
-                       RefCreate, RefRead, RefWrite, Tuple, TupleGetItem, Var)
+from ..ir.expr import (
+    Call,
+    Constant,
+    Constructor,
+    Expr,
+    Function,
+    GlobalVar,
+    If,
+    Let,
+    Match,
+    Op,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
 from ..ir.module import IRModule
+from ..ir.traverse import post_order
 from ..ir.types import Type, TypeData
 from .print_layout import Block, Pieces, common_scope, join, layout
 from .print_values import ValuePrinter, attr_exprs
@@ -84,21 +101,8 @@ def _operands(node: Expr) -> tuple[Expr, ...]:
 
 
 def _post_order(root: Expr) -> list[Expr]:
-    """Every node once, operands before users (explicit stack, memo by identity)."""
-    order: list[Expr] = []
-    seen: set[int] = set()
-    stack: list[tuple[Expr, bool]] = [(root, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        stack.extend((c, False) for c in reversed(_operands(node)) if id(c) not in seen)
-    return order
+    """Every node once, operands (attribute expressions included) before users."""
+    return post_order(root, _operands)
 
 
 class TextPrinter(ValuePrinter):

@@ -17,13 +17,37 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .. import op as op_registry
-from ..ir.expr import (Call, Constant, Constructor, Expr, Function, GlobalVar, If, Let, Match, Op,
-                       RefCreate, RefRead, RefWrite, Tuple, TupleGetItem, Var)
+from ..ir.expr import (
+    Call,
+    Constant,
+    Constructor,
+    Expr,
+    Function,
+    GlobalVar,
+    If,
+    Let,
+    Match,
+    Op,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
 from ..ir.module import IRModule
 from ..ir.span import Span
 from ..ir.traverse import post_order
-from ..ir.types import (FuncType, IncompleteType, RefType, TensorType, TupleType, Type, TypeCall,
-                        TypeVar)
+from ..ir.types import (
+    FuncType,
+    IncompleteType,
+    RefType,
+    TensorType,
+    TupleType,
+    Type,
+    TypeCall,
+    TypeVar,
+)
 from ..op.relation import TypeRelError
 from ..syntax.diagnostics import DiagnosticContext, Note
 from .patterns import PatternTyper

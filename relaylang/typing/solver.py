@@ -11,8 +11,18 @@ from __future__ import annotations
 from typing import Callable
 
 from ..ir.node import AnyDim
-from ..ir.types import (FuncType, GlobalTypeVar, IncompleteType, RefType, TensorType, TupleType,
-                        Type, TypeCall, TypeVar, type_children)
+from ..ir.types import (
+    FuncType,
+    GlobalTypeVar,
+    IncompleteType,
+    RefType,
+    TensorType,
+    TupleType,
+    Type,
+    TypeCall,
+    TypeVar,
+    type_children,
+)
 
 
 class UnifyError(Exception):

@@ -36,8 +36,10 @@ def test_installed_wheel_parses_outside_the_checkout(wheel: Path, tmp_path: Path
     env_dir = tmp_path / "venv"
     venv.create(env_dir, system_site_packages=True, with_pip=True)
     python = env_dir / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
-                   check=True, capture_output=True)
+    # --ignore-installed: the test environment may already have relaylang installed,
+    # and the venv sees it (system site packages); the wheel must go into the venv.
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--ignore-installed",
+                    str(wheel)], check=True, capture_output=True)
     program = ("import relaylang, pathlib; "
                "m = relaylang.parse('#[version = \"0.0.5\"]\\ndef @main(%x: float32) { %x }'); "
                "print(pathlib.Path(relaylang.__file__).parent.parent.name, len(m.functions))")

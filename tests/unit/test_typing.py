@@ -227,3 +227,34 @@ def test_100k_let_chain_and_nested_tuples_infer_without_recursion(n: int) -> Non
     lets = "".join(f"let %v{i} = (%v{i - 1}, 1f).0;\n" for i in range(1, n))
     mod = typed(f"def @main(%v0: float32) {{\n{lets}%v{n - 1}\n}}")
     assert astext(mod.get_global_var("main").checked_type) == "fn (float32) -> float32"
+
+
+# ---------------------------------------------------------------- API and examples
+
+def test_infer_type_pass_returns_a_typed_module_or_raises_every_error() -> None:
+    mod = rl.parse(HEADER + "def @main(%x: float32) { (%x, %x) }")
+    typed_mod = rl.transform.InferType()(mod)
+    assert astext(typed_mod["main"].checked_type) == "fn (float32) -> (float32, float32)"
+    bad = rl.parse(HEADER + "def @a(%x: float32) -> int32 { %x }\n"
+                   "def @b(%x: float32) -> bool { %x }")
+    with pytest.raises(rl.DiagnosticError) as info:
+        rl.transform.InferType()(bad)
+    assert len(info.value.diagnostics) == 2
+    assert "3 |" in info.value.render()           # rendered with the source line
+
+
+def _examples() -> list:
+    from pathlib import Path
+    return sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.relay"))
+
+
+@pytest.mark.parametrize("path", _examples(), ids=lambda p: p.name)
+def test_examples_type_check_and_results_equal_annotations(path) -> None:
+    from relaylang.ir.equal import structural_equal
+    from relaylang.ir.types import FuncType
+    mod = rl.transform.InferType()(rl.parse(path.read_text(), source_name=str(path)))
+    for gv, fn in mod.functions.items():
+        assert isinstance(gv.checked_type, FuncType)
+        if fn.ret_type is not None:
+            assert structural_equal(fn.body.checked_type, fn.ret_type), gv.name_hint
+            assert structural_equal(gv.checked_type.ret_type, fn.ret_type), gv.name_hint

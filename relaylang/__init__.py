@@ -18,10 +18,13 @@ _LAZY = {
     "DiagnosticError": ("relaylang.syntax.diagnostics", "DiagnosticError"),
     "Diagnostic": ("relaylang.syntax.diagnostics", "Diagnostic"),
     "IRModule": ("relaylang.ir.module", "IRModule"),
+    "evaluate": ("relaylang.backend.executor", "evaluate"),
+    "create_executor": ("relaylang.backend.executor", "create_executor"),
 }
 
 if TYPE_CHECKING:
     from .ir.equal import structural_equal, structural_hash
+    from .backend.executor import create_executor, evaluate
     from .ir.module import IRModule
     from .syntax.diagnostics import Diagnostic, DiagnosticError
     from .syntax.parser import parse, parse_expr
@@ -35,7 +38,7 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(module), attr)
         globals()[name] = value
         return value
-    if name in ("ir", "op", "syntax", "typing", "transform"):
+    if name in ("ir", "op", "syntax", "typing", "transform", "backend"):
         import importlib
         return importlib.import_module(f"relaylang.{name}")
     raise AttributeError(f"module 'relaylang' has no attribute {name!r}")

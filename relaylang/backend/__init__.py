@@ -1,0 +1,1 @@
+"""Running programs: the reference interpreter (`interpreter.py`) and its values."""

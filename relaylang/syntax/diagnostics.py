@@ -96,9 +96,12 @@ class DiagnosticContext:
         if self.has_errors:
             raise self.as_error()
 
+    def sorted(self) -> list[Diagnostic]:
+        """The diagnostics in source order (those without a span first)."""
+        return sorted(self.diagnostics, key=_position)
+
     def as_error(self) -> DiagnosticError:
-        ordered = sorted(self.diagnostics, key=_position)
-        return DiagnosticError(ordered, {self.source_name: self.text})
+        return DiagnosticError(self.sorted(), {self.source_name: self.text})
 
 
 def _position(d: Diagnostic) -> tuple[int, int]:

@@ -179,8 +179,7 @@ def parse_with_diagnostics(text: str, source_name: str = "from_string",
                            ) -> tuple[IRModule, list[Diagnostic]]:
     """Whatever parsed, and every diagnostic, without raising (for editors)."""
     module, state = _run(text, source_name, metadata, expression=False)
-    return module, sorted(state.diag.diagnostics,
-                          key=lambda d: (d.span.line, d.span.column) if d.span else (0, 0))
+    return module, state.diag.sorted()
 
 
 __all__ = ["DiagnosticError", "parse", "parse_expr", "parse_with_diagnostics", "grammar_path"]

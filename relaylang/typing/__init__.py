@@ -6,7 +6,7 @@
 """
 from __future__ import annotations
 
-from ..ir.expr import Constructor, Expr, Function, GlobalVar, Op, pattern_vars
+from ..ir.expr import Constructor, Expr, Function, GlobalVar, Let, Match, Op, pattern_vars
 from ..ir.module import IRModule
 from ..ir.traverse import post_order
 from ..syntax.diagnostics import Diagnostic, DiagnosticContext, DiagnosticError, Severity
@@ -21,8 +21,7 @@ def check_module(mod: IRModule) -> tuple[IRModule, list[Diagnostic]]:
         _report_unknown_vars(inf, mod)
     if not diag.has_errors:
         _set_checked_types(inf, mod)
-    ordered = sorted(diag.diagnostics, key=lambda d: (d.span.line, d.span.column) if d.span else (0, 0))
-    return mod.copy(), ordered
+    return mod.copy(), diag.sorted()
 
 
 def infer_types(mod: IRModule) -> IRModule:
@@ -33,7 +32,6 @@ def infer_types(mod: IRModule) -> IRModule:
 
 
 def _binding_vars(fn: Function, nodes: list[Expr]) -> list:
-    from ..ir.expr import Let, Match
     out = list(fn.params)
     for node in nodes:
         if isinstance(node, Function) and node is not fn:

@@ -9,9 +9,10 @@ import argparse
 import difflib
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 if TYPE_CHECKING:
+    from .ir.expr import Function
     from .ir.module import IRModule
 
 EXIT_OK, EXIT_DIAGNOSTICS, EXIT_USAGE = 0, 1, 2
@@ -118,6 +119,175 @@ def cmd_fmt(args: argparse.Namespace) -> int:
     return status
 
 
+# ---------------------------------------------------------------- relay run
+
+
+class _RunFailed(Exception):
+    """A `relay run` step that failed; the message is printed as it is, exit status 1."""
+
+
+def _fail(where: str, message: str) -> _RunFailed:
+    return _RunFailed(f"{where}: error: {message}")
+
+
+def _bind_params(args: argparse.Namespace, mod: IRModule) -> tuple[IRModule, set[str]]:
+    """`mod` with the `--params` arrays bound into `@entry`, and the names bound."""
+    from .backend.params import InputSourceError, load_params
+    from .transform import BindParams, BindParamsError
+    if not any(gv.name_hint == args.entry for gv in mod.functions):
+        names = ", ".join("@" + gv.name_hint for gv in mod.functions) or "none"
+        raise _fail(args.file, f"the module has no function @{args.entry} (functions: {names})")
+    if args.params is None:
+        return mod, set()
+    try:
+        params = load_params(args.params)
+        return BindParams(params, entry=args.entry)(mod), set(params)
+    except InputSourceError as e:
+        raise _fail(e.path or args.params, e.message) from e
+    except BindParamsError as e:
+        raise _fail(args.params, str(e)) from e
+
+
+def _type_check(mod: IRModule) -> IRModule | None:
+    from .syntax.diagnostics import Severity, render_all
+    from .typing import check_module
+    typed, diagnostics = check_module(mod)
+    if diagnostics:
+        print(render_all(diagnostics, mod.sources, color=_color()), file=sys.stderr)
+    if any(d.severity is Severity.ERROR for d in diagnostics):
+        return None
+    return typed
+
+
+def _given_inputs(args: argparse.Namespace, fn: Function, bound: set[str]) -> dict[int, Any]:
+    """The `--input` values by parameter identity."""
+    from .backend.params import InputSourceError, input_value, split_input
+    from .transform.bind_params import find_param, param_names, param_type
+    given: dict[int, Any] = {}
+    for spec in args.input:
+        try:
+            name, text = split_input(spec)
+            var = find_param(fn, name)
+            if var is None:
+                why = "bound by --params" if name in bound else "no such parameter"
+                raise _fail(args.file, f"--input {name}: @{args.entry} has no parameter "
+                                       f"%{name} ({why}; parameters: {param_names(fn)})")
+            if id(var) in given:
+                raise _fail(args.file, f"--input {name}: %{var.name_hint} is given twice")
+            given[id(var)] = input_value(name, text, param_type(var))
+        except InputSourceError as e:
+            raise _fail(e.path or args.file, e.message) from e
+    return given
+
+
+def _gather_inputs(args: argparse.Namespace, fn: Function, bound: set[str]) -> list[Any]:
+    """One value per remaining parameter: given, random, or a one-line error per missing one."""
+    import numpy as np
+
+    from .backend.params import InputSourceError, random_input
+    from .syntax.printer import astext
+    from .transform.bind_params import param_type
+    given = _given_inputs(args, fn, bound)
+    rng = np.random.default_rng(args.seed)
+    values: list[Any] = []
+    missing: list[str] = []
+    for var in fn.params:
+        name, ty = var.name_hint, param_type(var)
+        if id(var) in given:
+            values.append(given[id(var)])
+        elif args.random_inputs:
+            try:
+                values.append(random_input(name, ty, rng))
+            except InputSourceError as e:
+                raise _fail(args.file, e.message) from e
+        else:
+            missing.append(f"{args.file}: error: no input for %{name}: "
+                           f"{astext(ty) if ty is not None else '_'} (give --input "
+                           f"{name}=FILE.npy or {name}=LITERAL, or --random-inputs)")
+    if missing:
+        raise _RunFailed("\n".join(missing))
+    return values
+
+
+def _execute(args: argparse.Namespace, typed: IRModule, values: list[Any]) -> Any:
+    """Run `@entry` on `values`; run-time errors are rendered at their source location."""
+    import time
+
+    from .backend.executor import InputError, create_executor
+    from .backend.interpreter import InterpreterError
+    from .syntax.diagnostics import Diagnostic, render
+    executor = create_executor(typed, args.entry)
+    start = time.perf_counter()
+    try:
+        result = executor(*values)
+    except InputError as e:
+        raise _fail(args.file, str(e)) from e
+    except InterpreterError as e:
+        diagnostic = Diagnostic.error(e.message, e.span)
+        raise _RunFailed(render(diagnostic, typed.sources, color=_color())) from e
+    except (RecursionError, MemoryError) as e:
+        what = f"ran out of memory or stack ({type(e).__name__})"
+        raise _fail(args.file, f"@{args.entry} {what}") from e
+    if args.time:
+        print(f"time: {(time.perf_counter() - start) * 1e3:.3f} ms", file=sys.stderr)
+    return result
+
+
+def _result_text(value: Any, full: bool) -> str:
+    """Tensors as NumPy prints them, tuples one leaf per line (`[1][0] = ...`), others by repr."""
+    import numpy as np
+    threshold = sys.maxsize if full else 1000
+    lines: list[str] = []
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:                       # tuples nest; walk them without recursion
+        path, item = stack.pop()
+        if isinstance(item, tuple) and item:
+            stack.extend((f"{path}[{i}]", f) for i, f in reversed(list(enumerate(item))))
+            continue
+        prefix = f"{path} = " if path else ""
+        if isinstance(item, (np.ndarray, np.generic)):
+            text = np.array2string(np.asarray(item), threshold=threshold, prefix=prefix)
+        else:
+            text = repr(item)
+        lines.append(prefix + text)
+    return "\n".join(lines)
+
+
+def _save_output(args: argparse.Namespace, result: Any) -> None:
+    import numpy as np
+    if not isinstance(result, (np.ndarray, np.generic)):
+        kind = f"a tuple of {len(result)} values" if isinstance(result, tuple) else repr(result)
+        raise _fail(args.output, f"--output needs a tensor result; @{args.entry} returned "
+                                 f"{kind if len(kind) <= 60 else kind[:57] + '...'}")
+    try:
+        with open(args.output, "wb") as f:
+            np.save(f, np.asarray(result))
+    except OSError as e:
+        raise _fail(args.output, f"cannot write file: {e.strerror or e}") from e
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .ir.expr import Function
+    mod = _parse_file(args.file)
+    if mod is None:
+        return EXIT_DIAGNOSTICS
+    try:
+        mod, bound = _bind_params(args, mod)
+        typed = _type_check(mod)
+        if typed is None:
+            return EXIT_DIAGNOSTICS
+        fn = typed[args.entry]
+        assert isinstance(fn, Function)
+        result = _execute(args, typed, _gather_inputs(args, fn, bound))
+        print(_result_text(result, args.full))
+        if args.output is not None:
+            _save_output(args, result)
+    except _RunFailed as e:
+        print(e, file=sys.stderr)
+        return EXIT_DIAGNOSTICS
+    return EXIT_OK
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="relay", description="Tools for the Relay text IR (TVM's text format 0.0.5).")
@@ -139,6 +309,25 @@ def _parser() -> argparse.ArgumentParser:
                       help="change nothing; exit 1 and show a diff if a file would change")
     mode.add_argument("-i", "--in-place", action="store_true", help="rewrite the files")
     p.set_defaults(run=cmd_fmt)
+
+    p = sub.add_parser("run", help="run a function with the reference interpreter")
+    p.add_argument("file", metavar="FILE", help="a .relay file")
+    p.add_argument("--entry", default="main", help="the function to run (default: main)")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=VALUE",
+                   help="a parameter's value: NAME=FILE.npy, or a literal (NAME=3, "
+                        "NAME=2.5, NAME=[1,2,3]) converted to its dtype; repeatable")
+    p.add_argument("--params", metavar="FILE.npz",
+                   help="arrays bound as constants to the parameters of their names")
+    p.add_argument("--random-inputs", action="store_true",
+                   help="fill tensor parameters without --input with random values")
+    p.add_argument("--seed", type=int, default=0, help="seed for --random-inputs (default: 0)")
+    p.add_argument("--time", action="store_true", help="print the run's wall time on stderr")
+    p.add_argument("--full", action="store_true", help="print arrays in full, not summarised")
+    p.add_argument("--output", metavar="FILE.npy", help="also save the (tensor) result")
+    p.add_argument("--target", choices=["interp"], default="interp",
+                   help="what runs the program: the reference interpreter (the LLVM backend "
+                        "is not built yet)")
+    p.set_defaults(run=cmd_run)
     return parser
 
 

@@ -68,11 +68,18 @@ def _shape_text(ty: TensorType) -> str:
     return "(" + ", ".join("?" if isinstance(d, AnyDim) else str(d) for d in ty.shape) + ")"
 
 
+def _is_typed(mod: IRModule) -> bool:
+    """Whether InferType has already run on every function (types are set once, so a
+    typed module needs no second inference)."""
+    return all(gv.checked_type is not None and fn.checked_type is not None
+               and fn.body.checked_type is not None for gv, fn in mod.functions.items())
+
+
 class Executor:
     """A type-checked module ready to run; call it like its entry function."""
 
     def __init__(self, mod: IRModule, entry: str = "main"):
-        self.mod = infer_types(mod)
+        self.mod = mod if _is_typed(mod) else infer_types(mod)
         self.entry = entry
         self.interpreter = Interpreter(self.mod)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     from .ir.expr import Function
     from .ir.module import IRModule
 
-EXIT_OK, EXIT_DIAGNOSTICS, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_DIAGNOSTICS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 70
 
 
 def _read(path: str) -> str | None:
@@ -340,6 +341,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except Exception as e:     # a bug in relaylang, not in the user's input: say so plainly
+        if os.environ.get("RELAYLANG_TRACEBACK"):
+            raise
+        print(f"relay: internal error (a bug in relaylang, please report it): "
+              f"{type(e).__name__}: {e}\n(set RELAYLANG_TRACEBACK=1 to see the traceback)",
+              file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -108,3 +108,17 @@ def test_check_reports_type_errors_with_location(tmp_path: Path,
 
 def test_check_examples_type_check() -> None:
     assert main(["check", str(ROOT / "examples")]) == 0
+
+
+def test_internal_errors_are_reported_as_such(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    import relaylang.cli as cli
+
+    def broken(args: object) -> int:
+        raise KeyError("boom")
+    monkeypatch.setattr(cli, "cmd_parse", broken)
+    monkeypatch.delenv("RELAYLANG_TRACEBACK", raising=False)
+    assert main(["parse", _write(tmp_path, "ok.relay", GOOD)]) == 70
+    err = capsys.readouterr().err
+    assert "internal error (a bug in relaylang" in err and "KeyError" in err
+    assert "Traceback" not in err

@@ -54,14 +54,25 @@ def _tensor_argument(value: Any, ty: TensorType, what: str) -> np.ndarray:
     else:
         try:
             array = np.asarray(value, dtype=ty.dtype)
-        except (TypeError, ValueError) as e:
+        except (TypeError, ValueError, OverflowError) as e:
             raise InputError(f"{what}: cannot make a {ty.dtype} tensor of {value!r}: {e}") from e
+        if isinstance(value, (int, float)) and not _same_number(array, value):
+            raise InputError(f"{what}: {value!r} does not fit dtype {ty.dtype} "
+                             f"(it would become {array.item()!r})")
     if array.ndim != len(ty.shape) or any(
             not isinstance(d, AnyDim) and isinstance(d, int) and d != n
             for d, n in zip(ty.shape, array.shape)):
         raise InputError(f"{what}: expected shape {_shape_text(ty)}, got "
                          f"{tuple(array.shape)}")
     return array
+
+
+def _same_number(array: np.ndarray, value: int | float) -> bool:
+    """Whether converting a Python number kept its value (NaN counts as kept)."""
+    converted = array.item()
+    if isinstance(value, float) and value != value:
+        return converted != converted
+    return converted == value or (isinstance(value, float) and array.dtype.kind == "f")
 
 
 def _shape_text(ty: TensorType) -> str:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..ir.expr import Constant, Expr, Function, GlobalVar, Var
 from ..ir.module import IRModule
+from .pass_infra import ModulePass, PassContext
 from ..ir.traverse import rewrite
 from ..ir.types import TensorType, Type
 
@@ -91,8 +92,10 @@ def check_array(var: Var, value: Any, where: str) -> np.ndarray:
     return array
 
 
-class BindParams:
-    """Replace the named parameters of `@entry` by constants holding the given arrays."""
+class BindParams(ModulePass):
+    """Replace the named parameters of `@entry` by constants holding the given arrays.
+
+    Not in the registry: its option is a table of arrays, not text."""
 
     name: ClassVar[str] = "BindParams"
     opt_level: ClassVar[int] = 0
@@ -101,7 +104,7 @@ class BindParams:
         self.params = dict(params)
         self.entry = entry
 
-    def __call__(self, mod: IRModule) -> IRModule:
+    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         where = f"BindParams(@{self.entry})"
         try:
             gv = mod.get_global_var(self.entry)

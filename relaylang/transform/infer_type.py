@@ -8,18 +8,19 @@ clauses) do not stop it and are available from `relaylang.typing.check_module`.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 from ..ir.module import IRModule
 from ..typing import infer_types
+from .pass_infra import ModulePass, PassContext, register_pass
 
 
-class InferType:
+@register_pass
+@dataclass(frozen=True)
+class InferType(ModulePass):
     name: ClassVar[str] = "InferType"
     opt_level: ClassVar[int] = 0
 
-    def __call__(self, mod: IRModule) -> IRModule:
+    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         return infer_types(mod)
-
-    def __repr__(self) -> str:
-        return "InferType()"

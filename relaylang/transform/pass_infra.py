@@ -1,0 +1,295 @@
+"""Passes, pipelines and the context that governs them (TVM's include/tvm/ir/transform.h).
+
+A pass is an object called on a module that returns a new module. A concrete
+pass derives from `ModulePass` (one method over the whole module) or
+`FunctionPass` (one method per function) and registers itself by name with
+`@register_pass`; its options are dataclass fields, so `get_pass("FoldConstant
+{max_elements=1024}")` builds it from text. `PassContext` decides which passes
+of a `Sequential` run (opt level, required and disabled passes) and calls the
+instruments before and after each pass: that is how `--print-after-all`,
+`--time-passes` and `--verify-each` work, without prints inside passes.
+"""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Iterator, Sequence
+
+from ..ir.expr import Function
+from ..ir.module import IRModule
+
+
+@dataclass(frozen=True)
+class PassInfo:
+    name: str
+    opt_level: int
+    required: tuple[str, ...] = ()
+
+
+class Pass:
+    """The base of every pass: `pass_(mod)` runs it under the current `PassContext`."""
+
+    name: ClassVar[str] = "Pass"
+    opt_level: ClassVar[int] = 0
+    required: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def info(self) -> PassInfo:
+        return PassInfo(self.name, self.opt_level, tuple(self.required))
+
+    def __call__(self, mod: IRModule) -> IRModule:
+        return PassContext.current().run(self, mod)
+
+    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
+        raise TypeError(f"{type(self).__name__} must define transform_module")
+
+    def __repr__(self) -> str:
+        return pass_text(self)
+
+
+class ModulePass(Pass):
+    """A pass over the whole module (`transform_module`)."""
+
+
+class FunctionPass(Pass):
+    """A pass applied to each global function in turn (`transform_function`)."""
+
+    def transform_function(self, fn: Function, mod: IRModule, ctx: PassContext) -> Function:
+        raise TypeError(f"{type(self).__name__} must define transform_function")
+
+    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
+        out = mod.copy()
+        for gv, fn in mod.functions.items():
+            out.functions[gv] = self.transform_function(fn, mod, ctx)
+        return out
+
+
+class Sequential(ModulePass):
+    """Passes run in order; the context skips those above its opt level or disabled."""
+
+    name: ClassVar[str] = "Sequential"
+
+    def __init__(self, passes: Sequence[Pass], name: str = "Sequential", opt_level: int = 0):
+        self.passes = list(passes)
+        self.seq_name = name
+        self.seq_opt_level = opt_level
+
+    @property
+    def info(self) -> PassInfo:
+        return PassInfo(self.seq_name, self.seq_opt_level)
+
+    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
+        for p in self.passes:
+            if ctx.should_run(p.info):
+                for required in p.info.required:
+                    mod = ctx.run(get_pass(required), mod)
+                mod = ctx.run(p, mod)
+        return mod
+
+    def __repr__(self) -> str:
+        return ",".join(pass_text(p) for p in self.passes)
+
+
+# ---------------------------------------------------------------- instruments
+
+
+class PassInstrument:
+    """Hooks around every pass a context runs; override what you need."""
+
+    def enter_pass_ctx(self) -> None: ...
+    def exit_pass_ctx(self) -> None: ...
+
+    def should_run(self, mod: IRModule, info: PassInfo) -> bool:
+        return True
+
+    def run_before_pass(self, mod: IRModule, info: PassInfo) -> None: ...
+    def run_after_pass(self, mod: IRModule, info: PassInfo) -> None: ...
+
+
+_local = threading.local()
+
+
+@dataclass
+class PassContext:
+    """What passes may run and what watches them; `with PassContext(...):` makes it current."""
+
+    opt_level: int = 2
+    required_pass: Sequence[str] = ()
+    disabled_pass: Sequence[str] = ()
+    instruments: Sequence[PassInstrument] = ()
+    config: dict[str, Any] = field(default_factory=dict)
+
+    @staticmethod
+    def current() -> PassContext:
+        stack = getattr(_local, "stack", None)
+        return stack[-1] if stack else _DEFAULT
+
+    def __enter__(self) -> PassContext:
+        _local.__dict__.setdefault("stack", []).append(self)
+        for inst in self.instruments:
+            inst.enter_pass_ctx()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for inst in self.instruments:
+            inst.exit_pass_ctx()
+        _local.stack.pop()
+
+    def _names(self, names: Sequence[str]) -> set[str]:
+        return {canonical_name(n) for n in names}
+
+    def should_run(self, info: PassInfo) -> bool:
+        name = canonical_name(info.name)
+        if name in self._names(self.required_pass):
+            return True
+        return info.opt_level <= self.opt_level and name not in self._names(self.disabled_pass)
+
+    def run(self, p: Pass, mod: IRModule) -> IRModule:
+        if isinstance(p, Sequential):      # a container: instruments see the passes inside
+            return p.transform_module(mod, self)
+        info = p.info
+        if not all(inst.should_run(mod, info) for inst in self.instruments):
+            return mod
+        for inst in self.instruments:
+            inst.run_before_pass(mod, info)
+        out = p.transform_module(mod, self)
+        for inst in self.instruments:
+            inst.run_after_pass(out, info)
+        return out
+
+
+_DEFAULT = PassContext()
+
+
+# ---------------------------------------------------------------- the registry
+
+_PASSES: dict[str, type[Pass]] = {}
+
+
+def canonical_name(name: str) -> str:
+    """`ToANormalForm`, `to-a-normal-form` and `toanormalform` are one pass."""
+    return name.replace("-", "").replace("_", "").lower()
+
+
+def register_pass(cls: type[Pass]) -> type[Pass]:
+    key = canonical_name(cls.name)
+    if key in _PASSES and _PASSES[key] is not cls:
+        raise ValueError(f"pass {cls.name} registered twice")
+    _PASSES[key] = cls
+    return cls
+
+
+def list_passes() -> list[str]:
+    _load_passes()
+    return sorted(cls.name for cls in _PASSES.values())
+
+
+class PassNotFound(KeyError):
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+_SPEC = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_-]*)\s*(?:\{(.*)\})?\s*\Z", re.S)
+
+
+def get_pass(spec: str) -> Pass:
+    """A registered pass from its name and options: `FoldConstant{max_elements=1024}`."""
+    _load_passes()
+    m = _SPEC.match(spec)
+    if m is None:
+        raise PassNotFound(f"malformed pass `{spec}`: expected NAME or NAME{{option=value,...}}")
+    name, options = m.group(1), m.group(2)
+    cls = _PASSES.get(canonical_name(name))
+    if cls is None:
+        close = difflib.get_close_matches(canonical_name(name), list(_PASSES), n=3, cutoff=0.6)
+        hint = (", did you mean " + ", ".join(_PASSES[c].name for c in close) + "?") if close \
+            else f"; known passes: {', '.join(list_passes())}"
+        raise PassNotFound(f"unknown pass `{name}`{hint}")
+    return cls(**_parse_options(cls, options or ""))
+
+
+def _parse_options(cls: type[Pass], text: str) -> dict[str, Any]:
+    fields = {f.name: f for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else {}
+    out: dict[str, Any] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or key not in fields:
+            known = ", ".join(fields) or "none"
+            raise PassNotFound(f"pass {cls.name} has no option `{key}` (its options: {known})")
+        out[key] = _option_value(value.strip(), fields[key].type)
+    return out
+
+
+def _option_value(text: str, annotation: Any) -> Any:
+    kind = str(annotation)
+    if "bool" in kind:
+        return text.lower() in ("1", "true", "yes")
+    if "int" in kind:
+        return int(text)
+    if "float" in kind:
+        return float(text)
+    return text
+
+
+def pass_text(p: Pass) -> str:
+    """A pass as `get_pass` reads it back: its name and non-default options."""
+    if not dataclasses.is_dataclass(p):
+        return p.name
+    options = [f"{f.name}={getattr(p, f.name)}" for f in dataclasses.fields(p)
+               if getattr(p, f.name) != f.default]
+    return p.name + ("{" + ",".join(options) + "}" if options else "")
+
+
+def _load_passes() -> None:
+    # Every module of this package registers its passes on import; importing them all
+    # here means no other list of passes exists anywhere.
+    if getattr(_load_passes, "done", False):
+        return
+    _load_passes.done = True       # type: ignore[attr-defined]
+    import importlib
+    import pkgutil
+    from .. import transform
+    for info in pkgutil.iter_modules(transform.__path__):
+        importlib.import_module(f"{transform.__name__}.{info.name}")
+
+
+# ---------------------------------------------------------------- TVM's decorators
+
+
+def module_pass(opt_level: int = 0, name: str | None = None,
+                required: Sequence[str] = ()) -> Callable[[Callable[..., IRModule]], Pass]:
+    """Turn `f(mod, ctx) -> mod` into a pass object (TVM's `@tvm.transform.module_pass`)."""
+    def wrap(f: Callable[..., IRModule]) -> Pass:
+        cls = type(name or f.__name__, (ModulePass,), {
+            "name": name or f.__name__, "opt_level": opt_level, "required": tuple(required),
+            "transform_module": lambda self, mod, ctx: f(mod, ctx)})
+        return cls()
+    return wrap
+
+
+def function_pass(opt_level: int = 0, name: str | None = None,
+                  required: Sequence[str] = ()) -> Callable[[Callable[..., Function]], Pass]:
+    """Turn `f(fn, mod, ctx) -> fn` into a pass applied to every function."""
+    def wrap(f: Callable[..., Function]) -> Pass:
+        cls = type(name or f.__name__, (FunctionPass,), {
+            "name": name or f.__name__, "opt_level": opt_level, "required": tuple(required),
+            "transform_function": lambda self, fn, mod, ctx: f(fn, mod, ctx)})
+        return cls()
+    return wrap
+
+
+def iter_passes(p: Pass) -> Iterator[Pass]:
+    """`p` itself, or the passes of a Sequential, flattened."""
+    if isinstance(p, Sequential):
+        for q in p.passes:
+            yield from iter_passes(q)
+    else:
+        yield p

@@ -329,6 +329,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="what runs the program: the reference interpreter (the LLVM backend "
                         "is not built yet)")
     p.set_defaults(run=cmd_run)
+
+    from .cli_opt import add_opt_parser
+    from .testing.command import add_test_parser
+    add_opt_parser(sub)
+    add_test_parser(sub)
     return parser
 
 

@@ -1,0 +1,62 @@
+"""`relay test [PATH...] [--update]`: run golden files and report (turnt, LLVM lit).
+
+Paths are `.relay` files or directories searched for them; with none, `tests/golden`.
+With `--update` the `.out`/`.err` files are rewritten from what the cases print and the
+diffs are shown, so reviewers read the change; CHECK lines are never rewritten.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from .cases import GoldenFormatError
+from .golden import run_file
+
+DEFAULT_PATH = Path("tests/golden")
+
+
+def golden_files(paths: list[str]) -> list[Path]:
+    found: list[Path] = []
+    for p in [Path(p) for p in paths] or [DEFAULT_PATH]:
+        found += sorted(p.rglob("*.relay")) if p.is_dir() else [p]
+    return found
+
+
+def cmd_test(args: argparse.Namespace) -> int:
+    files = golden_files(args.paths)
+    if not files:
+        print("relay test: error: no .relay test files found", file=sys.stderr)
+        return 1
+    passed = failed = 0
+    for path in files:
+        try:
+            outcome = run_file(path, update=args.update)
+        except GoldenFormatError as e:
+            print(f"FAIL {e}", file=sys.stdout)
+            failed += 1
+            continue
+        except OSError as e:
+            print(f"FAIL {path}: cannot read: {e.strerror or e}")
+            failed += 1
+            continue
+        for diff in outcome.updates:
+            sys.stdout.write(diff)
+        for case, problems in outcome.failures:
+            print(f"FAIL {path} {case.name}")
+            for problem in problems:
+                print("  " + problem.rstrip().replace("\n", "\n  "))
+        passed += outcome.passed
+        failed += len(outcome.failures)
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+def add_test_parser(sub: Any) -> None:
+    p = sub.add_parser("test", help="run golden-file tests (.relay files with RUN lines)")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help=f"test files or directories (default: {DEFAULT_PATH})")
+    p.add_argument("--update", action="store_true",
+                   help="rewrite the .out/.err files from the actual output; show the diffs")
+    p.set_defaults(run=cmd_test)

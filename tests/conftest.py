@@ -1,0 +1,55 @@
+"""pytest collects the golden files of tests/golden/: each case of a `.relay` file is one test
+item, run exactly as `relay test` runs it (relaylang/testing/)."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.suffix == ".relay" and GOLDEN in file_path.parents:
+        return GoldenFile.from_parent(parent, path=file_path)
+    return None
+
+
+class GoldenFile(pytest.File):
+    def collect(self) -> Iterator[pytest.Item]:
+        from relaylang.testing import read_cases
+        cases = read_cases(self.path)
+        for case in cases:
+            yield GoldenCase.from_parent(self, name=case.name, case=case, count=len(cases))
+
+
+class GoldenFailure(Exception):
+    """A golden case that did not hold; the message lists every problem."""
+
+
+class GoldenCase(pytest.Item):
+    def __init__(self, *, case: Any, count: int, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.case, self.count = case, count
+
+    def runtest(self) -> None:
+        from relaylang.testing import judge, run_case
+        from relaylang.testing.golden import expected_sections
+        run = run_case(self.case)
+        out = expected_sections(self.path, ".out", self.count)[self.case.index]
+        err = expected_sections(self.path, ".err", self.count)[self.case.index]
+        problems = judge(run, out, err)
+        if problems:
+            raise GoldenFailure("\n\n".join(problems))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> str:
+        if isinstance(excinfo.value, GoldenFailure):
+            return f"{self.path} {self.case.name} (line {self.case.first_line}):\n" \
+                   f"{excinfo.value}"
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, self.case.first_line - 1, f"{self.path.name}::{self.case.name}"

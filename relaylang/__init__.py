@@ -38,7 +38,7 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(module), attr)
         globals()[name] = value
         return value
-    if name in ("ir", "op", "syntax", "typing", "transform", "backend"):
+    if name in ("ir", "op", "syntax", "typing", "transform", "backend", "analysis"):
         import importlib
         return importlib.import_module(f"relaylang.{name}")
     raise AttributeError(f"module 'relaylang' has no attribute {name!r}")

@@ -1,0 +1,19 @@
+"""benchmarks/passes.py runs every registered pass end to end (tiny sizes)."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+import passes  # noqa: E402
+
+
+def test_every_pass_runs_on_both_chain_shapes(capsys) -> None:
+    assert passes.main(["--sizes", "50,200", "--repeat", "1", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    names = {r["pass"] for r in report["results"]}
+    assert {"InferType", "ToANormalForm", "ToGraphNormalForm", "ToBasicBlockNormalForm",
+            "ToCPS", "UnCPS"} <= names
+    assert all(len(r["ms_per_10k"]) == 2 for r in report["results"])

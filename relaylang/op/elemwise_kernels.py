@@ -13,13 +13,17 @@ handled here:
 - floor/ceil/round/trunc are the identity on integers; math functions on
   integer tensors compute in float64 and convert back;
 - every result has exactly the dtype the type relation promises: NumPy's
-  upcasts (and its 0-d results that are scalars, not arrays) are undone.
+  upcasts (and its 0-d results that are scalars, not arrays) are undone;
+- floating-point errors never warn (TVM does not trap). Entering `np.errstate`
+  costs more than a small op, so inside `fp_errors_ignored()` (the interpreter
+  runs a whole program in one) the kernels skip their own.
 
 Each kernel is `kernel(inputs, attrs) -> numpy.ndarray`; `KERNELS` maps the
 name `elemwise.numpy_kernel` asks for to the kernel.
 """
 from __future__ import annotations
 
+import contextvars
 import math
 from collections.abc import Callable
 from typing import Any
@@ -55,14 +59,52 @@ def _out(value: Any, dtype: np.dtype) -> Array:
     return np.asarray(value, dtype=dtype)
 
 
+# True inside `fp_errors_ignored`. A context variable, as NumPy's own error state is one:
+# another thread (or context) calling a kernel still gets the kernel's own errstate.
+_IGNORING = contextvars.ContextVar("relaylang_fp_errors_ignored", default=False)
+
+
+class fp_errors_ignored:
+    """`with fp_errors_ignored():` NumPy floating-point errors are ignored until the block
+    ends, and the kernels called inside skip their own `np.errstate` (nestable)."""
+
+    __slots__ = ("_state", "_token")
+
+    def __enter__(self) -> None:
+        self._token = None
+        if not _IGNORING.get():
+            self._state = np.errstate(all="ignore")
+            self._state.__enter__()
+            self._token = _IGNORING.set(True)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _IGNORING.reset(self._token)
+            self._state.__exit__(*exc)
+
+
+def quietly(fn: Callable[..., Any], *args: Any) -> Any:
+    """`fn(*args)` inside `fp_errors_ignored()` (cheaper than the `with` statement: the
+    interpreter runs each program this way)."""
+    if _IGNORING.get():
+        return fn(*args)
+    token = _IGNORING.set(True)
+    try:
+        with np.errstate(all="ignore"):
+            return fn(*args)
+    finally:
+        _IGNORING.reset(token)
+
+
 # ---------------------------------------------------------------- unary
 
 def _float_math(fn: Callable[[Array], Array]) -> Kernel:
     """A math function: computed in the tensor's float dtype, or in float64 for others."""
+    def compute(x: Array) -> Array:
+        return _out(fn(x if _is_float(x) else x.astype(np.float64)), x.dtype)
+
     def kernel(inputs: list, attrs: Any) -> Array:
-        x = inputs[0]
-        with np.errstate(all="ignore"):
-            return _out(fn(x if _is_float(x) else x.astype(np.float64)), x.dtype)
+        return quietly(compute, inputs[0])       # the cast back to x.dtype included
     return kernel
 
 
@@ -75,9 +117,11 @@ def _rounding(fn: Callable[[Array], Array]) -> Kernel:
 
 
 def _exact(fn: Callable[[Array], Array]) -> Kernel:
+    def compute(x: Array) -> Array:
+        return _out(fn(x), x.dtype)
+
     def kernel(inputs: list, attrs: Any) -> Array:
-        with np.errstate(all="ignore"):
-            return _out(fn(inputs[0]), inputs[0].dtype)
+        return quietly(compute, inputs[0])
     return kernel
 
 
@@ -193,28 +237,29 @@ def _by_kind(on_int: Callable[[Array, Array], Array],
     return lambda a, b: on_int(a, b) if _is_int(a) else on_float(a, b)
 
 
-def _wrap_bool(fn: Callable[[Array, Array], Array]) -> Callable[[Array, Array], Array]:
-    """bool is TVM's 1-bit unsigned integer: arithmetic on it wraps modulo 2
-    (NumPy would saturate `add` and refuse `subtract`)."""
-    def wrapped(a: Array, b: Array) -> Array:
-        if a.dtype == bool:
-            return fn(a.astype(np.uint8), b.astype(np.uint8)) & 1
-        return fn(a, b)
-    return wrapped
+def _binary(fn: Callable[[Array, Array], Array], result: str | None = None,
+            wraps_bool: bool = False) -> Kernel:
+    """A binary kernel; the result in dtype `result`, else the first input's. With
+    `wraps_bool`, bool arithmetic wraps modulo 2, as on TVM's 1-bit unsigned integer
+    (NumPy would saturate `add` and refuse `subtract`). One function, not a wrapper per
+    concern: these are the commonest kernels, and each Python call costs."""
+    dtype = np.dtype(result) if result else None
 
-
-def _binary(fn: Callable[[Array, Array], Array], result: str | None = None) -> Kernel:
     def kernel(inputs: list, attrs: Any) -> Array:
         a, b = inputs
+        if wraps_bool and a.dtype.kind == "b":
+            return np.asarray(fn(a.astype(np.uint8), b.astype(np.uint8)) & 1, dtype=a.dtype)
+        if _IGNORING.get():          # inlined `quietly`; the cast to the result dtype inside
+            return np.asarray(fn(a, b), dtype=dtype or a.dtype)
         with np.errstate(all="ignore"):
-            return _out(fn(a, b), np.dtype(result) if result else a.dtype)
+            return np.asarray(fn(a, b), dtype=dtype or a.dtype)
     return kernel
 
 
 BINARY: dict[str, Kernel] = {
-    "add": _binary(_wrap_bool(np.add)),
-    "subtract": _binary(_wrap_bool(np.subtract)),
-    "multiply": _binary(_wrap_bool(np.multiply)),
+    "add": _binary(np.add, wraps_bool=True),
+    "subtract": _binary(np.subtract, wraps_bool=True),
+    "multiply": _binary(np.multiply, wraps_bool=True),
     "divide": _binary(_by_kind(trunc_div, np.divide)),
     "floor_divide": _binary(_by_kind(np.floor_divide, lambda a, b: np.floor(a / b))),
     "trunc_divide": _binary(_by_kind(trunc_div, lambda a, b: np.trunc(a / b))),
@@ -268,13 +313,12 @@ def clip(inputs: list, attrs: Any) -> Array:
 
 
 def cast(inputs: list, attrs: Any) -> Array:
-    with np.errstate(all="ignore"):          # float -> int out of range: undefined in TVM too
-        return inputs[0].astype(np_dtype(attrs.dtype))
+    # float -> int out of range: undefined in TVM too
+    return quietly(inputs[0].astype, np_dtype(attrs.dtype))
 
 
 def cast_like(inputs: list, attrs: Any) -> Array:
-    with np.errstate(all="ignore"):
-        return inputs[0].astype(inputs[1].dtype)
+    return quietly(inputs[0].astype, inputs[1].dtype)
 
 
 def reinterpret(inputs: list, attrs: Any) -> Array:

@@ -35,7 +35,7 @@ def _along(v: np.ndarray, axis: int, rank: int) -> np.ndarray:
 def dense(inputs: list, attrs: Any) -> np.ndarray:
     data, weight = inputs
     dtype = attrs.out_dtype or data.dtype
-    return np.matmul(data.astype(dtype), weight.astype(dtype).T)
+    return np.matmul(data.astype(dtype, copy=False), weight.astype(dtype, copy=False).T)
 
 
 def matmul(inputs: list, attrs: Any) -> np.ndarray:
@@ -43,7 +43,7 @@ def matmul(inputs: list, attrs: Any) -> np.ndarray:
     dtype = attrs.out_dtype or a.dtype
     a = np.swapaxes(a, -1, -2) if attrs.transpose_a else a
     b = b.T if attrs.transpose_b else b
-    return np.matmul(a.astype(dtype), b.astype(dtype))
+    return np.matmul(a.astype(dtype, copy=False), b.astype(dtype, copy=False))
 
 
 def batch_matmul(inputs: list, attrs: Any) -> np.ndarray:
@@ -51,12 +51,13 @@ def batch_matmul(inputs: list, attrs: Any) -> np.ndarray:
     dtype = attrs.out_dtype or x.dtype
     x = x.transpose(0, 2, 1) if attrs.transpose_a else x
     y = y.transpose(0, 2, 1) if attrs.transpose_b else y
-    return np.matmul(x.astype(dtype), y.astype(dtype))
+    return np.matmul(x.astype(dtype, copy=False), y.astype(dtype, copy=False))
 
 
 def bias_add(inputs: list, attrs: Any) -> np.ndarray:
     data, bias = inputs
-    return (data + _along(bias, _axis(attrs.axis, data.ndim), data.ndim)).astype(data.dtype)
+    out = data + _along(bias, _axis(attrs.axis, data.ndim), data.ndim)
+    return out.astype(data.dtype, copy=False)
 
 
 # ------------------------------------------------------------ activations
@@ -80,7 +81,7 @@ def prelu(inputs: list, attrs: Any) -> np.ndarray:
 def softmax(inputs: list, attrs: Any) -> np.ndarray:
     x = inputs[0]
     e = np.exp(x - x.max(axis=attrs.axis, keepdims=True))
-    return (e / e.sum(axis=attrs.axis, keepdims=True)).astype(x.dtype)
+    return (e / e.sum(axis=attrs.axis, keepdims=True)).astype(x.dtype, copy=False)
 
 
 def log_softmax(inputs: list, attrs: Any) -> np.ndarray:

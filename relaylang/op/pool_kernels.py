@@ -2,15 +2,18 @@
 
 max/avg pools follow topi's pool_impl_nd (include/tvm/topi/nn/pooling.h): the
 input is padded (max: with the dtype's lowest value; avg: with zeros), and
-under ceil_mode the tail gets stride - 1 more; windows are a strided, dilated
-`sliding_window_view`. An average divides by the window positions inside the
-padded input (count_include_pad, not counting the ceil_mode extra) or inside
-the data itself, at least 1; integer averages truncate, as TVM's div. Adaptive
-pools take window [floor(i * in / out), ceil((i + 1) * in / out)) per axis,
+under ceil_mode the tail gets stride - 1 more; a window's maximum or sum is
+folded from one strided slice per offset in the window (`window_reduce`). An
+average divides by the window positions inside the padded input
+(count_include_pad, not counting the ceil_mode extra) or inside the data
+itself, at least 1; integer averages truncate, as TVM's div. Adaptive pools
+take window [floor(i * in / out), ceil((i + 1) * in / out)) per axis,
 separably, each axis one gather.
 """
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -50,6 +53,34 @@ def window_counts(size: int, out: int, k: int, s: int, d: int, pads: tuple[int, 
     return ((pos >= lo) & (pos < hi)).sum(axis=1)
 
 
+def window_reduce(v: np.ndarray, nd: int, pool_size: tuple, strides: tuple,
+                  dilation: tuple, kind: str) -> np.ndarray:
+    """Max (kind "max") or sum over every pooling window of the last `nd` axes of the
+    padded `v`: one strided slice per offset in the window, folded in place. A reduction
+    over a `sliding_window_view` is many times slower (ResNet-50's 3x3 max pool: 20 ms
+    against 1 ms); a window of many offsets still uses it."""
+    spans = [(k - 1) * d + 1 for k, d in zip(pool_size, dilation)]
+    outs = [(p - w) // s + 1 for p, w, s in zip(v.shape[v.ndim - nd:], spans, strides)]
+    if math.prod(pool_size) > 64 or min(outs) <= 0:
+        w = sliding_window_view(v, spans, axis=tuple(range(-nd, 0)))
+        w = w[(Ellipsis,) + tuple(slice(None, None, s) for s in strides)
+              + tuple(slice(None, None, d) for d in dilation)]
+        window_axes = tuple(range(-nd, 0))
+        return w.max(axis=window_axes) if kind == "max" else w.sum(axis=window_axes)
+    out: np.ndarray | None = None
+    for offset in itertools.product(*(range(k) for k in pool_size)):
+        piece = v[(Ellipsis,) + tuple(slice(o * d, o * d + (n - 1) * s + 1, s)
+                                      for o, d, n, s in zip(offset, dilation, outs, strides))]
+        if out is None:
+            out = piece.copy()
+        elif kind == "max":
+            np.maximum(out, piece, out=out)
+        else:
+            np.add(out, piece, out=out)
+    assert out is not None
+    return out
+
+
 def pool_kernel(nd: int, kind: str) -> Kernel:
     def kernel(inputs: list, attrs: Any) -> np.ndarray:
         x = inputs[0]
@@ -60,15 +91,13 @@ def pool_kernel(nd: int, kind: str) -> Kernel:
         widths = [(0, 0)] * (x.ndim - nd) + [(b, a + e) for (b, a), e in zip(g.pads, extra)]
         acc = x.dtype if kind == "max" else _accumulator(x.dtype)
         fill = lowest(x.dtype) if kind == "max" else 0
-        v = np.pad(v.astype(acc, copy=False), widths, constant_values=fill)
-        spans = [(k - 1) * d + 1 for k, d in zip(g.pool_size, g.dilation)]
-        w = sliding_window_view(v, spans, axis=tuple(tail))
-        w = w[(Ellipsis,) + tuple(slice(None, None, s) for s in g.strides)
-              + tuple(slice(None, None, d) for d in g.dilation)]
-        window_axes = tuple(range(-nd, 0))
+        v = v.astype(acc, copy=False)
+        if any(b or a for b, a in widths):
+            v = np.pad(v, widths, constant_values=fill)
+        reduced = window_reduce(v, nd, g.pool_size, g.strides, g.dilation, kind)
         if kind == "max":
-            return np.ascontiguousarray(np.moveaxis(w.max(axis=window_axes), tail, g.axes))
-        total = w.sum(axis=window_axes)
+            return np.ascontiguousarray(np.moveaxis(reduced, tail, g.axes))
+        total = reduced
         count = np.ones((), dtype=np.int64)
         for j in range(nd):
             c = window_counts(x.shape[g.axes[j]], total.shape[x.ndim - nd + j],

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .elemwise_kernels import quietly
 from .reduce import reduce_axes, reduced_shape
 
 Array = np.ndarray
@@ -46,8 +47,7 @@ def _reduction(fn: Callable[[Array, tuple[int, ...], bool], Any]) -> Kernel:
     def kernel(inputs: list, attrs: Any) -> Array:
         x = inputs[0]
         axes = reduce_axes(x.ndim, attrs)
-        with np.errstate(all="ignore"):
-            return np.asarray(fn(x, axes, attrs.keepdims), dtype=x.dtype)
+        return np.asarray(quietly(fn, x, axes, attrs.keepdims), dtype=x.dtype)
     return kernel
 
 

@@ -267,6 +267,21 @@ def _save_output(args: argparse.Namespace, result: Any) -> None:
         raise _fail(args.output, f"cannot write file: {e.strerror or e}") from e
 
 
+def _top_k_text(result: Any, k: int, path: str) -> str:
+    """The k largest entries along the last axis of each row: a classifier's answer."""
+    import numpy as np
+    if not isinstance(result, np.ndarray) or result.ndim == 0:
+        raise _fail(path, "--top-k needs a tensor result with at least one axis")
+    rows = result.reshape(-1, result.shape[-1])
+    lines = []
+    for r, row in enumerate(rows):
+        best = np.argsort(-row, kind="stable")[:k]
+        ranked = ", ".join(f"{int(i)} ({row[i].item():.6g})" for i in best)
+        prefix = f"row {r}: " if len(rows) > 1 else ""
+        lines.append(f"{prefix}top-{min(k, row.size)}: {ranked}")
+    return "\n".join(lines)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from .ir.expr import Function
     mod = _parse_file(args.file)
@@ -281,6 +296,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         assert isinstance(fn, Function)
         result = _execute(args, typed, _gather_inputs(args, fn, bound))
         print(_result_text(result, args.full))
+        if args.top_k:
+            print(_top_k_text(result, args.top_k, args.file))
         if args.output is not None:
             _save_output(args, result)
     except _RunFailed as e:
@@ -325,6 +342,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--time", action="store_true", help="print the run's wall time on stderr")
     p.add_argument("--full", action="store_true", help="print arrays in full, not summarised")
     p.add_argument("--output", metavar="FILE.npy", help="also save the (tensor) result")
+    p.add_argument("--top-k", type=int, default=0, metavar="K",
+                   help="also print the K largest entries of the result's last axis, with "
+                        "their indices (a classifier's predicted classes)")
     p.add_argument("--target", choices=["interp"], default="interp",
                    help="what runs the program: the reference interpreter (the LLVM backend "
                         "is not built yet)")

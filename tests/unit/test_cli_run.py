@@ -273,3 +273,24 @@ def test_literal_conversion_refuses_lossy_values() -> None:
         with pytest.raises(InputSourceError):
             literal_array("x", text, dtype)
     assert split_input("%x = 3") == ("x", "3")
+
+
+def test_top_k_prints_the_predicted_class(capsys) -> None:
+    from pathlib import Path
+
+    from relaylang.cli import main as relay_main
+    root = Path(__file__).resolve().parents[2] / "examples"
+    code = relay_main(["run", str(root / "digits_mlp.relay"), "--params",
+                       str(root / "digits_mlp.npz"), "--input",
+                       f"x={root / 'digits_sample.npy'}", "--top-k", "2"])
+    assert code == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("top-2: 3 (0.99")
+
+
+def test_top_k_needs_a_tensor_result(tmp_path, capsys) -> None:
+    from relaylang.cli import main as relay_main
+    path = tmp_path / "t.relay"
+    path.write_text('#[version = "0.0.5"]\ndef @main() { (1, 2) }\n')
+    assert relay_main(["run", str(path), "--top-k", "1"]) == 1
+    assert "--top-k needs a tensor result" in capsys.readouterr().err

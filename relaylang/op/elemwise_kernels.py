@@ -223,6 +223,15 @@ def trunc_div(a: Array, b: Array) -> Array:
     return (a - np.fmod(a, b)) // b
 
 
+def _nonzero(fn: Callable[[Array, Array], Array]) -> Callable[[Array, Array], Array]:
+    """Integer division and remainder by zero have no value: an error, not a made-up 0."""
+    def checked(a: Array, b: Array) -> Array:
+        if not np.all(b):
+            raise ZeroDivisionError("integer division by zero")
+        return fn(a, b)
+    return checked
+
+
 def int_power(a: Array, b: Array) -> Array:
     """Integer power (wrapping); a negative exponent gives C's truncated 1 / a**-b."""
     negative = b < 0
@@ -260,12 +269,12 @@ BINARY: dict[str, Kernel] = {
     "add": _binary(np.add, wraps_bool=True),
     "subtract": _binary(np.subtract, wraps_bool=True),
     "multiply": _binary(np.multiply, wraps_bool=True),
-    "divide": _binary(_by_kind(trunc_div, np.divide)),
-    "floor_divide": _binary(_by_kind(np.floor_divide, lambda a, b: np.floor(a / b))),
-    "trunc_divide": _binary(_by_kind(trunc_div, lambda a, b: np.trunc(a / b))),
-    "mod": _binary(np.fmod),
-    "floor_mod": _binary(_by_kind(np.mod, lambda a, b: a - np.floor(a / b) * b)),
-    "trunc_mod": _binary(_by_kind(np.fmod, lambda a, b: a - np.trunc(a / b) * b)),
+    "divide": _binary(_by_kind(_nonzero(trunc_div), np.divide)),
+    "floor_divide": _binary(_by_kind(_nonzero(np.floor_divide), lambda a, b: np.floor(a / b))),
+    "trunc_divide": _binary(_by_kind(_nonzero(trunc_div), lambda a, b: np.trunc(a / b))),
+    "mod": _binary(_by_kind(_nonzero(np.fmod), np.fmod)),
+    "floor_mod": _binary(_by_kind(_nonzero(np.mod), lambda a, b: a - np.floor(a / b) * b)),
+    "trunc_mod": _binary(_by_kind(_nonzero(np.fmod), lambda a, b: a - np.trunc(a / b) * b)),
     "power": _binary(_by_kind(int_power, np.power)),
     "maximum": _binary(np.maximum),
     "minimum": _binary(np.minimum),

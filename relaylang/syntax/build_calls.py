@@ -15,7 +15,7 @@ from ..ir.attrs import AttrError, DictAttrs
 from ..ir.expr import Call, Expr, Op, TupleGetItem
 from ..ir.node import ANY
 from ..ir.span import Span
-from .build_base import SPECIAL_FLOATS, AttrList, BuilderBase, MetaAttrsArg, join_spans
+from .build_base import SPECIAL_FLOATS, AttrList, BuilderBase, MetaAttrsArg, span_of
 from .literals import LiteralError, parse_index, parse_number, parse_string
 
 if TYPE_CHECKING:
@@ -63,8 +63,8 @@ class CallRules(BuilderBase):
             name, _, op_span = operators.pop()
             rhs, lhs = operands.pop(), operands.pop()
             # An operand that is a variable has no span of its own here (its span is where it
-            # was bound); then the operator's token stands for the call.
-            span = join_spans(lhs, rhs) or op_span
+            # was bound); the operator's token then stands in for that end of the call.
+            span = (span_of(lhs) or op_span).merge(span_of(rhs) or op_span)
             operands.append(Call(op_registry.get(name), (lhs, rhs), self.state.default_attrs(name),
                                  span=span))
 

@@ -359,8 +359,10 @@ def random_value(t: TensorType, rng: np.random.Generator) -> np.ndarray:
     if dtype == bool:
         return rng.random(t.shape) < 0.5
     if dtype.kind in "iu":
+        # Never 0: integer division and remainder by zero are run-time errors.
         low = 1 if dtype.kind == "u" else -9
-        return rng.integers(low, 10, size=t.shape).astype(dtype)
+        values = rng.integers(low, 10, size=t.shape)
+        return np.where(values == 0, 1, values).astype(dtype)
     return rng.normal(size=t.shape).astype(dtype)
 
 
@@ -431,3 +433,12 @@ def test_inference_reports_relation_errors_at_the_argument():
     [d] = info.value.diagnostics
     assert d.message == "add: shapes (2, 3) and (4,) do not broadcast: dimension 1 is 3 against 4"
     assert (d.span.line, d.span.column) == (3, 11)
+
+
+@pytest.mark.parametrize("name", ["divide", "floor_divide", "mod", "floor_mod"])
+def test_integer_division_by_zero_is_an_error(name):
+    kernel = get_op_def(name).kernel
+    with pytest.raises(ZeroDivisionError, match="integer division by zero"):
+        kernel([np.array([1, 2], "int32"), np.array([1, 0], "int32")], None)
+    out = kernel([np.array([1.0], "float32"), np.array([0.0], "float32")], None)
+    assert out.dtype == np.float32           # floats follow IEEE: inf or nan, no error

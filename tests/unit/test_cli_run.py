@@ -294,3 +294,13 @@ def test_top_k_needs_a_tensor_result(tmp_path, capsys) -> None:
     path.write_text('#[version = "0.0.5"]\ndef @main() { (1, 2) }\n')
     assert relay_main(["run", str(path), "--top-k", "1"]) == 1
     assert "--top-k needs a tensor result" in capsys.readouterr().err
+
+
+def test_run_time_error_is_located(tmp_path, capsys) -> None:
+    from relaylang.cli import main as relay_main
+    path = tmp_path / "dz.relay"
+    path.write_text('#[version = "0.0.5"]\ndef @main(%x: int32) -> int32 {\n  %x / 0\n}\n')
+    assert relay_main(["run", str(path), "--input", "x=1"]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}:3:6: error: divide failed: integer division by zero" in err
+    assert "Traceback" not in err

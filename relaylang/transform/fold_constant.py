@@ -1,0 +1,136 @@
+"""FoldConstant: evaluate what depends only on constants (TVM: transforms/fold_constant.cc).
+
+    def @f(%x: float32) {                       def @f(%x: float32) {
+      let %c = add(1f, 2f);                       multiply(3f, %x)
+      %0 = (%c, 4f);                  ==>       }
+      multiply(%0.0, %x)
+    }
+
+Rules, applied bottom-up so that one fold feeds the next:
+
+  * a call of an operator whose arguments are all constants (or tuples of
+    constants) is run with the registry's kernel; its result becomes a `Constant`
+    (a tuple result becomes a tuple of constants);
+  * `(c1, c2).0` of constant fields is `c1`;
+  * `if (c) { a } else { b }` with a constant condition is the chosen branch;
+  * `let %v = c; body` with a constant `c` is `body` with `%v` replaced by `c`
+    (as TVM's `ConstantFolder::VisitExpr_(LetNode)`).
+
+Never folded: stateful operators (`OpDef.stateful`, e.g. `nn.dropout`), operators
+without a kernel, calls whose kernel raises, anything inside a function marked
+`Primitive=1` (or `Compiler=...`: already lowered), and results with more than
+`max_elements` elements (TVM folds whatever size; a limit keeps printed modules
+and memory small, like TVM's later `FoldConstant` size heuristics). The default,
+1 << 16, keeps folding whole small weight tensors but not large broadcasts.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+from typing import Any, ClassVar
+
+from ..ir.expr import Call, Constant, Expr, Function, If, Let, Op, Tuple, TupleGetItem, Var
+from ..ir.module import IRModule
+from ..ir.normal_forms import opaque_children
+from ..ir.traverse import post_order
+from ..ir.types import TensorType
+from ..op import get_op_def
+from .pass_infra import FunctionPass, PassContext, register_pass
+
+
+@register_pass
+@dataclass(frozen=True)
+class FoldConstant(FunctionPass):
+    """Fold constant sub-expressions of each global function (the module docstring says which)."""
+
+    name: ClassVar[str] = "FoldConstant"
+    opt_level: ClassVar[int] = 2
+    max_elements: int = 1 << 16        # -p FoldConstant{max_elements=1024}
+
+    def transform_function(self, fn: Function, mod: IRModule, ctx: PassContext) -> Function:
+        out = fold_constant(fn, self.max_elements)
+        assert isinstance(out, Function)
+        return out
+
+
+def fold_constant(expr: Expr, max_elements: int = 1 << 16) -> Expr:
+    """`expr` with its constant sub-expressions evaluated; unchanged parts stay shared."""
+    order = post_order(expr, opaque_children)    # Primitive functions: not entered
+    binder = {id(n.var): n for n in order if isinstance(n, Let)}
+    done: dict[int, Expr] = {}
+    for node in order:                           # children first; a let's value before its body
+        if isinstance(node, Var):
+            let = binder.get(id(node))
+            value = done.get(id(let.value)) if let is not None else None
+            done[id(node)] = value if isinstance(value, Constant) else node
+            continue
+        kids = opaque_children(node)
+        rebuilt = node.with_children([done[id(c)] for c in kids]) if kids else node
+        folded = _fold(rebuilt, max_elements)
+        done[id(node)] = rebuilt if folded is None else folded
+    return done[id(expr)]
+
+
+def _fold(node: Expr, max_elements: int) -> Expr | None:
+    """The folded form of `node` (its children already folded), or None to keep it."""
+    if isinstance(node, Let) and isinstance(node.value, Constant):
+        return node.body                  # its uses were replaced when reached
+    if isinstance(node, If) and isinstance(node.cond, Constant):
+        return node.true_branch if bool(node.cond.data) else node.false_branch
+    if isinstance(node, TupleGetItem) and _is_const(node.tuple_value) \
+            and isinstance(node.tuple_value, Tuple):
+        return node.tuple_value.fields[node.index]
+    if isinstance(node, Call) and isinstance(node.op, Op) and all(map(_is_const, node.args)):
+        return _fold_call(node, max_elements)
+    return None
+
+
+def _is_const(e: Expr) -> bool:
+    """A constant or a tuple of constants (iterative: tuples may nest)."""
+    stack = [e]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, Tuple):
+            stack.extend(e.fields)
+        elif not isinstance(e, Constant):
+            return False
+    return True
+
+
+def _fold_call(call: Call, max_elements: int) -> Expr | None:
+    assert isinstance(call.op, Op)
+    opdef = get_op_def(call.op.name)
+    if opdef is None or opdef.kernel is None or opdef.stateful:
+        return None
+    ty = call.checked_type            # known size: do not even compute a too-large result
+    if isinstance(ty, TensorType) and all(isinstance(d, int) for d in ty.shape) \
+            and prod(ty.shape) > max_elements:
+        return None
+    from ..op.elemwise_kernels import quietly  # imports numpy: only once there is work
+    try:
+        result = quietly(opdef.kernel, [_value(a) for a in call.args], call.attrs)
+    except Exception:                 # noqa: BLE001 -- a failing kernel stays a run-time error
+        return None
+    return _to_expr(result, max_elements, call)
+
+
+def _value(e: Expr) -> Any:
+    """The run-time value of a constant expression: an array, or tuples of arrays."""
+    done: dict[int, Any] = {}
+    for node in post_order(e):        # tuples may nest deeply: no recursion
+        done[id(node)] = node.data if isinstance(node, Constant) else \
+            tuple(done[id(f)] for f in node.children())
+    return done[id(e)]
+
+
+def _to_expr(result: Any, max_elements: int, call: Call) -> Expr | None:
+    import numpy as np
+    if isinstance(result, (tuple, list)):
+        fields = [_to_expr(r, max_elements, call) for r in result]
+        if any(f is None for f in fields):
+            return None
+        return Tuple(tuple(f for f in fields if f is not None), span=call.span)
+    data = np.asarray(result)
+    if data.size > max_elements or data.dtype == object:
+        return None
+    return Constant(data, span=call.span)

@@ -2,6 +2,10 @@
 TVM's `tvm.transform.Sequential` under a `PassContext`).
 
     relay opt model.relay -p InferType,ToANormalForm --print-after-all --verify-each
+    relay opt model.relay -O3 -p ToANormalForm     # relay.build's pipeline, then -p
+
+`-O N` runs the standard pipeline (`relaylang.transform.optimize.default_pipeline`) at opt
+level N, before the `-p` passes; `--opt-level` defaults to N then (else to 2).
 
 The pipeline is `NAME[{option=value,...}]` items separated by commas (commas inside braces
 belong to the options). Debugging flags become instruments on the `PassContext`: the passes
@@ -107,17 +111,36 @@ def _warn_skipped(ctx: PassContext, passes: list[Pass], path: str) -> None:
                   f"{p.info.opt_level} is above --opt-level {ctx.opt_level}", file=sys.stderr)
 
 
+def _opt_level(args: argparse.Namespace) -> int:
+    """--opt-level if given, else the level of -O, else TVM's default 2."""
+    if getattr(args, "opt_level", None) is not None:
+        return args.opt_level
+    level = getattr(args, "O", None)
+    return level if level is not None else 2
+
+
+def _with_default_pipeline(args: argparse.Namespace, passes: list[Pass]) -> list[Pass]:
+    """The -O pipeline (one Sequential, its skipped passes not warned about) before `passes`."""
+    level = getattr(args, "O", None)
+    if level is None:
+        return passes
+    from .transform.optimize import default_pipeline
+    return [default_pipeline(level), *passes]
+
+
 def run_pipeline(args: argparse.Namespace, mod: IRModule, passes: list[Pass]) -> IRModule:
     """`mod` through the passes under a context built from the flags; errors propagate."""
     from .transform.instruments import PassTimingInstrument
     from .transform.pass_infra import PassContext, Sequential
     current = _CurrentPass()
     instruments = _instruments(args)
-    ctx = PassContext(opt_level=args.opt_level, instruments=[current, *instruments])
+    disabled = [n for spec in getattr(args, "disabled_pass", []) for n in split_pipeline(spec)]
+    ctx = PassContext(opt_level=_opt_level(args), disabled_pass=disabled,
+                      instruments=[current, *instruments])
     _warn_skipped(ctx, passes, args.file)
     try:
         with ctx:
-            out = Sequential(passes)(mod)
+            out = Sequential(_with_default_pipeline(args, passes))(mod)
     except Exception as e:
         e.relay_pass = current.name      # type: ignore[attr-defined]
         raise
@@ -187,8 +210,14 @@ def add_opt_parser(sub: Any) -> None:
     p.add_argument("file", metavar="FILE", help="a .relay file")
     p.add_argument("-p", "--passes", action="append", default=[], metavar="PASS[,PASS...]",
                    help="passes to run in order, NAME or NAME{option=value,...}; repeatable")
-    p.add_argument("--opt-level", type=int, default=2,
-                   help="passes above this level are skipped, as in TVM (default: 2)")
+    p.add_argument("-O", dest="O", type=int, choices=range(5), metavar="N",
+                   help="run the standard pipeline at opt level N (-O3: relay.build's) "
+                        "before the -p passes")
+    p.add_argument("--opt-level", type=int, default=None,
+                   help="passes above this level are skipped, as in TVM "
+                        "(default: N of -O, else 2)")
+    p.add_argument("--disabled-pass", action="append", default=[], metavar="PASS[,PASS...]",
+                   help="never run these passes (TVM's PassContext disabled_pass); repeatable")
     p.add_argument("--print-after-all", action="store_true",
                    help="print the module after every pass (on stderr)")
     p.add_argument("--print-before", action="append", default=[], metavar="PASS",

@@ -1,0 +1,151 @@
+"""FuseOps and DefuseOps: Primitive groups by OpPattern, undone exactly, same results."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import relaylang as rl
+from relaylang.backend.values import Closure, ConstructorValue
+from relaylang.ir.expr import Call, Constant, Function, GlobalVar, Op, Var
+from relaylang.ir.module import IRModule
+from relaylang.ir.traverse import post_order
+from relaylang.ir.types import TensorType
+from relaylang.op import get as get_op
+from relaylang.transform import InferType, get_pass
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+NAMES = sorted(p.name for p in EXAMPLES.glob("*.relay") if p.name != "digits_mlp.relay")
+FUSE = get_pass("FuseOps")
+DEFUSE = get_pass("DefuseOps")
+
+
+def inputs(mod: IRModule, seed: int = 0) -> list:
+    rng = np.random.default_rng(seed)
+    out = []
+    for p in InferType()(mod)["main"].params:
+        ty = p.checked_type
+        assert isinstance(ty, TensorType)
+        shape = tuple(int(d) for d in ty.shape)
+        if ty.dtype.startswith("int"):
+            out.append(np.array(rng.integers(0, 6, shape), dtype=ty.dtype))
+        elif ty.dtype == "bool":
+            out.append(np.array(rng.integers(0, 2, shape), dtype=bool))
+        else:
+            out.append(rng.uniform(0.5, 1.5, shape).astype(ty.dtype))
+    return out
+
+
+def same_value(a, b) -> bool:
+    if isinstance(a, tuple):
+        return isinstance(b, tuple) and len(a) == len(b) and all(map(same_value, a, b))
+    if isinstance(a, ConstructorValue):
+        return a.name == b.name and same_value(tuple(a.fields), tuple(b.fields))
+    if isinstance(a, Closure):
+        return isinstance(b, Closure)
+    return np.allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
+
+
+def primitives(mod: IRModule) -> list[Function]:
+    return [n for fn in mod.functions.values() for n in post_order(fn)
+            if isinstance(n, Function) and n.attrs is not None and n.attrs.get("Primitive")]
+
+
+def bare_op_calls(mod: IRModule) -> int:
+    """Operator calls outside any Primitive function (FuseOps leaves none)."""
+    inside = {id(n) for p in primitives(mod) for n in post_order(p.body)}
+    return sum(1 for fn in mod.functions.values() for n in post_order(fn)
+               if isinstance(n, Call) and isinstance(n.op, Op) and id(n) not in inside)
+
+
+def check(before: IRModule, after: IRModule) -> None:
+    InferType()(rl.parse(rl.astext(after)))
+    assert rl.structural_equal(FUSE(after), after)          # idempotent
+    assert bare_op_calls(after) == 0
+    args = inputs(before)
+    assert same_value(rl.evaluate(before, *args), rl.evaluate(after, *args))
+
+
+@pytest.mark.parametrize("path", NAMES)
+def test_examples(path):
+    mod = rl.parse((EXAMPLES / path).read_text())
+    fused = FUSE(mod)
+    check(mod, fused)
+    defused = DEFUSE(fused)
+    assert not primitives(defused)
+    args = inputs(mod)
+    assert same_value(rl.evaluate(mod, *args), rl.evaluate(defused, *args))
+
+
+GRAPH = """#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 3), float32], %w: Tensor[(4, 3), float32], %b: Tensor[(4), float32]) {
+  %0 = add(%x, 1f);
+  %1 = nn.dense(%0, %w, units=4);
+  %2 = add(%1, %b);
+  %3 = nn.relu(%2);
+  %4 = exp(%3);
+  %5 = sum(%4, axis=[1]);
+  (%5, sigmoid(%3), negative(%0))
+}
+"""
+
+
+def test_defuse_gives_back_the_graph():
+    mod = InferType()(rl.parse(GRAPH))
+    fused = FUSE(mod)
+    assert len(primitives(fused)) > 1
+    assert rl.structural_equal(DEFUSE(fused), mod)
+    assert rl.structural_equal(DEFUSE(mod), mod)            # nothing to inline
+
+
+def test_groups_follow_patterns():
+    fused = FUSE(rl.parse(GRAPH))
+    groups = sorted(tuple(sorted(n.name for n in post_order(p.body) if isinstance(n, Op)))
+                    for p in primitives(fused))
+    # %0 and %3 have two users: each ends its group; exp fuses into sum.
+    assert groups == [("add",), ("add", "nn.dense", "nn.relu"), ("exp", "sum"),
+                      ("negative",), ("sigmoid",)]
+
+
+def test_level_zero_wraps_each_op_alone():
+    mod = rl.parse(GRAPH)
+    for fused in (get_pass("FuseOps{fuse_opt_level=0}")(mod),
+                  rl.transform.PassContext(opt_level=0).run(FUSE, mod)):
+        bodies = [p.body for p in primitives(fused)]
+        assert len(bodies) == 8
+        assert all(isinstance(b, Call) and isinstance(b.op, Op) for b in bodies)
+        check(mod, fused)
+
+
+def test_parameters_typed_and_scalar_constants_inside():
+    fused = FUSE(rl.parse(GRAPH))
+    for prim in primitives(fused):
+        assert all(isinstance(p.type_annotation, TensorType) for p in prim.params)
+    first = [p for p in primitives(fused) if any(isinstance(n, Constant)
+                                                  for n in post_order(p.body))]
+    assert len(first) == 1 and len(first[0].params) == 1       # add(%p0, 1f)
+
+
+def chain(n: int) -> IRModule:
+    x = Var("x", TensorType((2,), "float32"))
+    body = x
+    for i in range(n):
+        body = Call(get_op("negative" if i % 2 else "exp"), (body,))
+    return IRModule({GlobalVar("main"): Function((x,), body)})
+
+
+def test_max_fuse_depth():
+    fused = get_pass("FuseOps{max_fuse_depth=4}")(chain(10))
+    sizes = sorted(sum(isinstance(n, Call) for n in post_order(p.body))
+                   for p in primitives(fused))
+    assert sizes == [2, 4, 4]
+    assert rl.structural_equal(DEFUSE(fused), InferType()(chain(10)))
+
+
+def test_deep_chain():
+    mod = chain(100_000)
+    fused = FUSE(mod)
+    assert len(primitives(fused)) == 100_000 // 256 + 1
+    back = DEFUSE(fused)
+    assert isinstance(back["main"].body, Call) and back["main"].body.op.name == "negative"

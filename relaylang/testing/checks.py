@@ -130,7 +130,8 @@ def _main(mod: Any) -> Any:
     return None
 
 
-def value_difference(a: Any, b: Any) -> str | None:
+def value_difference(a: Any, b: Any, *, rtol: float = 1e-5, atol: float = 1e-6,
+                     equal_nan: bool = True) -> str | None:
     """None if interpreter values `a` and `b` agree (closures are not compared), else why."""
     import numpy as np
 
@@ -142,7 +143,7 @@ def value_difference(a: Any, b: Any) -> str | None:
             x, y = np.asarray(x), np.asarray(y)
             if x.shape != y.shape or x.dtype != y.dtype:
                 return f"{path}: {x.dtype}{list(x.shape)} vs {y.dtype}{list(y.shape)}"
-            if not np.allclose(x, y, rtol=1e-5, atol=1e-6, equal_nan=True):
+            if not np.allclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan):
                 return f"{path}: {x!r} vs {y!r}"
         elif isinstance(x, tuple):
             if not isinstance(y, tuple) or len(x) != len(y):

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 import relaylang as rl
-from relaylang.backend.values import Closure, ConstructorValue
 from relaylang.ir.expr import Call, Function, If, Let, Match, Tuple, TupleGetItem, Var
 from relaylang.ir.module import IRModule
 from relaylang.ir.normal_forms import anf_violation, is_anf
@@ -20,6 +19,11 @@ from relaylang.ir.types import TensorType
 from relaylang.op import get as get_op
 from relaylang.transform import InferType, get_pass
 from relaylang.transform.to_a_normal_form import to_a_normal_form
+from functools import partial
+from pass_helpers import main_args, same_value as shared_same_value
+
+inputs = main_args
+same_value = partial(shared_same_value, equal_nan=True)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 HEADER = '#[version = "0.0.5"]\n'
@@ -28,31 +32,6 @@ ANF = get_pass("ToANormalForm")
 
 def parse(text: str) -> IRModule:
     return rl.parse(HEADER + text)
-
-
-def inputs(mod: IRModule, seed: int = 0) -> list:
-    """Concrete arguments for @main from its parameter types (small ints for scalars)."""
-    rng = np.random.default_rng(seed)
-    args = []
-    for p in InferType()(mod)["main"].params:
-        ty = p.checked_type
-        assert isinstance(ty, TensorType)
-        shape = tuple(int(d) for d in ty.shape)
-        if ty.dtype.startswith("int"):
-            args.append(np.array(rng.integers(0, 6, shape), dtype=ty.dtype))
-        else:
-            args.append(rng.uniform(0.5, 1.5, shape).astype(ty.dtype))   # keeps sqrt/log real
-    return args
-
-
-def same_value(a, b) -> bool:
-    if isinstance(a, tuple):
-        return isinstance(b, tuple) and len(a) == len(b) and all(map(same_value, a, b))
-    if isinstance(a, ConstructorValue):
-        return a.name == b.name and same_value(tuple(a.fields), tuple(b.fields))
-    if isinstance(a, Closure):
-        return isinstance(b, Closure)
-    return np.allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6, equal_nan=True)
 
 
 def check_pass_output(before: IRModule, after: IRModule, *args) -> None:

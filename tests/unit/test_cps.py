@@ -13,6 +13,10 @@ from relaylang.ir.module import IRModule
 from relaylang.ir.types import FuncType, TensorType, TupleType, TypeVar
 from relaylang.transform.to_cps import CPSError, ToCPS, cps_type
 from relaylang.transform.un_cps import UnCPS
+from functools import partial
+from pass_helpers import same_value as shared_same_value
+
+same_value = partial(shared_same_value, equal_nan=True)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 HEADER = '#[version = "0.0.5"]\n'
@@ -29,12 +33,6 @@ def inputs_for(mod) -> list:
         else:
             args.append(rng.uniform(0.1, 1.0, ty.shape).astype(ty.dtype))
     return args
-
-
-def same_value(a, b) -> bool:
-    if isinstance(a, tuple):
-        return isinstance(b, tuple) and len(a) == len(b) and all(map(same_value, a, b))
-    return np.allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6, equal_nan=True)
 
 
 def check_cps(mod, args_list):

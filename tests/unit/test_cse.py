@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import relaylang as rl
-from relaylang.backend.values import Closure, ConstructorValue
 from relaylang.ir.equal import structural_equal
 from relaylang.ir.expr import Call, Function, GlobalVar, Var
 from relaylang.ir.module import IRModule
@@ -17,6 +15,11 @@ from relaylang.ir.types import TensorType
 from relaylang.op import get as get_op
 from relaylang.transform import InferType, PassContext, get_pass
 from relaylang.transform.eliminate_common_subexpr import EliminateCommonSubexpr
+from functools import partial
+from pass_helpers import main_args, same_value as shared_same_value
+
+inputs = main_args
+same_value = partial(shared_same_value, atol=1e-8, equal_nan=True)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 HEADER = '#[version = "0.0.5"]\n'
@@ -25,27 +28,6 @@ HEADER = '#[version = "0.0.5"]\n'
 def cse(mod: IRModule, **options) -> IRModule:
     with PassContext(opt_level=3):
         return EliminateCommonSubexpr(**options)(mod)
-
-
-def inputs(mod: IRModule) -> list | None:
-    rng = np.random.default_rng(0)
-    args = []
-    for p in InferType()(mod)["main"].params:
-        ty = p.checked_type
-        if not isinstance(ty, TensorType):
-            return None
-        args.append(rng.uniform(0.5, 1.5, tuple(int(d) for d in ty.shape)).astype(ty.dtype))
-    return args
-
-
-def same_value(a, b) -> bool:
-    if isinstance(a, tuple):
-        return isinstance(b, tuple) and len(a) == len(b) and all(map(same_value, a, b))
-    if isinstance(a, ConstructorValue):
-        return a.name == b.name and same_value(tuple(a.fields), tuple(b.fields))
-    if isinstance(a, Closure):
-        return isinstance(b, Closure)
-    return np.allclose(np.asarray(a), np.asarray(b), rtol=1e-5, equal_nan=True)
 
 
 def count_calls(mod: IRModule, name: str) -> int:

@@ -20,6 +20,10 @@ from relaylang.ir.types import TensorType
 from relaylang.op import get as get_op
 from relaylang.transform import InferType, get_pass
 from relaylang.transform.fold_constant import FoldConstant, fold_constant
+from pass_helpers import main_args, same_value as shared_same_value
+
+inputs = main_args
+same = shared_same_value
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 HEADER = '#[version = "0.0.5"]\n'
@@ -28,32 +32,6 @@ FOLD = get_pass("FoldConstant")
 
 def parse(text: str) -> IRModule:
     return InferType()(rl.parse(HEADER + text))
-
-
-def inputs(mod: IRModule) -> list:
-    rng = np.random.default_rng(0)
-    out = []
-    for p in InferType()(mod)["main"].params:
-        ty = p.checked_type
-        assert isinstance(ty, TensorType)
-        shape = tuple(int(d) for d in ty.shape)
-        if ty.dtype == "bool":
-            out.append(np.array(True))
-        elif ty.dtype.startswith("int"):
-            out.append(np.array(rng.integers(0, 6, shape), dtype=ty.dtype))
-        else:
-            out.append(rng.uniform(0.5, 1.5, shape).astype(ty.dtype))
-    return out
-
-
-def same(a, b) -> bool:
-    if isinstance(a, tuple):
-        return isinstance(b, tuple) and len(a) == len(b) and all(map(same, a, b))
-    if hasattr(a, "fields"):
-        return same(tuple(a.fields), tuple(b.fields))
-    if callable(a):
-        return callable(b)
-    return np.allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
 
 
 def check(before: IRModule, p=FOLD) -> IRModule:

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 import relaylang as rl
-from relaylang.backend.values import Closure, ConstructorValue
 from relaylang.ir.expr import Call, Constant, Function, GlobalVar, Let, Var
 from relaylang.ir.module import IRModule
 from relaylang.analysis import gnf_violation, is_gnf
@@ -21,6 +20,11 @@ from relaylang.ir.traverse import post_order
 from relaylang.ir.types import TensorType
 from relaylang.op import get as get_op
 from relaylang.transform import InferType, get_pass
+from functools import partial
+from pass_helpers import main_args, same_value as shared_same_value
+
+inputs = main_args
+same_value = partial(shared_same_value, equal_nan=True)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 HEADER = '#[version = "0.0.5"]\n'
@@ -30,30 +34,6 @@ ANF = get_pass("ToANormalForm")
 
 def parse(text: str) -> IRModule:
     return rl.parse(HEADER + text)
-
-
-def inputs(mod: IRModule, seed: int = 0) -> list:
-    rng = np.random.default_rng(seed)
-    args = []
-    for p in InferType()(mod)["main"].params:
-        ty = p.checked_type
-        assert isinstance(ty, TensorType)
-        shape = tuple(int(d) for d in ty.shape)
-        if ty.dtype.startswith("int"):
-            args.append(np.array(rng.integers(0, 6, shape), dtype=ty.dtype))
-        else:
-            args.append(rng.uniform(0.5, 1.5, shape).astype(ty.dtype))
-    return args
-
-
-def same_value(a, b) -> bool:
-    if isinstance(a, tuple):
-        return isinstance(b, tuple) and len(a) == len(b) and all(map(same_value, a, b))
-    if isinstance(a, ConstructorValue):
-        return a.name == b.name and same_value(tuple(a.fields), tuple(b.fields))
-    if isinstance(a, Closure):
-        return isinstance(b, Closure)
-    return np.allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6, equal_nan=True)
 
 
 def check_pass_output(before: IRModule, after: IRModule, *args) -> None:

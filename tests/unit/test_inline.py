@@ -21,6 +21,9 @@ from relaylang.ir.traverse import post_order
 from relaylang.ir.types import TensorType
 from relaylang.op import get as get_op
 from relaylang.transform import InferType, get_pass
+from pass_helpers import same_value as shared_same_value
+
+same = shared_same_value
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 HEADER = '#[version = "0.0.5"]\n'
@@ -29,16 +32,6 @@ INLINE = get_pass("Inline")
 
 def parse(text: str) -> IRModule:
     return InferType()(rl.parse(HEADER + text))
-
-
-def same(a, b) -> bool:
-    if isinstance(a, tuple):
-        return isinstance(b, tuple) and len(a) == len(b) and all(map(same, a, b))
-    if hasattr(a, "fields"):
-        return same(tuple(a.fields), tuple(b.fields))
-    if callable(a):
-        return callable(b)
-    return np.allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
 
 
 def check(before: IRModule, args: list | None = None) -> IRModule:

@@ -19,6 +19,10 @@ from relaylang.ir.traverse import post_order
 from relaylang.ir.types import TensorType
 from relaylang.op import get as get_op
 from relaylang.transform import InferType, get_pass
+from pass_helpers import main_args, same_value as shared_same_value
+
+inputs = main_args
+same = shared_same_value
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 HEADER = '#[version = "0.0.5"]\n'
@@ -27,31 +31,6 @@ LIFT = get_pass("LambdaLift")
 
 def parse(text: str) -> IRModule:
     return InferType()(rl.parse(HEADER + text))
-
-
-def inputs(mod: IRModule) -> list | None:
-    rng = np.random.default_rng(0)
-    out = []
-    for p in mod["main"].params:
-        ty = p.checked_type
-        if not isinstance(ty, TensorType):
-            return None
-        shape = tuple(int(d) for d in ty.shape)
-        if ty.dtype.startswith("int"):
-            out.append(np.array(rng.integers(0, 6, shape), dtype=ty.dtype))
-        else:
-            out.append(rng.uniform(0.5, 1.5, shape).astype(ty.dtype))
-    return out
-
-
-def same(a, b) -> bool:
-    if isinstance(a, tuple):
-        return isinstance(b, tuple) and len(a) == len(b) and all(map(same, a, b))
-    if hasattr(a, "fields"):
-        return same(tuple(a.fields), tuple(b.fields))
-    if callable(a):
-        return callable(b)
-    return np.allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
 
 
 def local_closures(mod: IRModule) -> list[Function]:

@@ -3,11 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import relaylang as rl
-from relaylang.backend.values import Closure, ConstructorValue
 from relaylang.ir.expr import Call, Function, Op, TupleGetItem, Var
 from relaylang.ir.module import IRModule
 from relaylang.ir.traverse import post_order
@@ -16,37 +14,16 @@ from relaylang.op import get as get_op
 from relaylang.op.nn import DropoutAttrs
 from relaylang.transform import InferType, get_pass
 from relaylang.transform.simplify_inference import ATOL, RTOL
+from functools import partial
+from pass_helpers import main_args, same_value as shared_same_value
+
+inputs = partial(main_args, bools="random")
+same_value = partial(shared_same_value, rtol=RTOL, atol=ATOL)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 HEADER = '#[version = "0.0.5"]\n'
 SI = get_pass("SimplifyInference")
 NAMES = sorted(p.name for p in EXAMPLES.glob("*.relay") if p.name != "digits_mlp.relay")
-
-
-def inputs(mod: IRModule, seed: int = 0) -> list:
-    rng = np.random.default_rng(seed)
-    out = []
-    for p in InferType()(mod)["main"].params:
-        ty = p.checked_type
-        assert isinstance(ty, TensorType)
-        shape = tuple(int(d) for d in ty.shape)
-        if ty.dtype.startswith("int"):
-            out.append(np.array(rng.integers(0, 6, shape), dtype=ty.dtype))
-        elif ty.dtype == "bool":
-            out.append(np.array(rng.integers(0, 2, shape), dtype=bool))
-        else:
-            out.append(rng.uniform(0.5, 1.5, shape).astype(ty.dtype))
-    return out
-
-
-def same_value(a, b) -> bool:
-    if isinstance(a, tuple):
-        return isinstance(b, tuple) and len(a) == len(b) and all(map(same_value, a, b))
-    if isinstance(a, ConstructorValue):
-        return a.name == b.name and same_value(tuple(a.fields), tuple(b.fields))
-    if isinstance(a, Closure):
-        return isinstance(b, Closure)
-    return np.allclose(np.asarray(a), np.asarray(b), rtol=RTOL, atol=ATOL)
 
 
 def check(before: IRModule, after: IRModule) -> None:

@@ -7,41 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from relaylang.ir.attrs import make_attrs
 from relaylang.ir.expr import Constant
 from relaylang.ir.node import ANY
-from relaylang.ir.types import IncompleteType, TensorType, TupleType
+from relaylang.ir.types import IncompleteType, TupleType
 from relaylang.op import get_op_def
-from relaylang.op.relation import TypeRelError
-
-
-def T(shape, dtype="float32"):
-    return TensorType(tuple(shape), dtype)
-
-
-def attrs_of(op, kw):
-    d = get_op_def(op)
-    return make_attrs(d.attrs, kw) if d.attrs else None
-
-
-def rel(op, *types, **kw):
-    return get_op_def(op).type_rel(list(types), attrs_of(op, kw))
-
-
-def run(op, *inputs, **kw):
-    return get_op_def(op).kernel(list(inputs), attrs_of(op, kw))
-
-
-def shape(op, *types, **kw):
-    return rel(op, *types, **kw).shape
-
-
-def rel_error(op, types, fragment, arg=None, **kw):
-    with pytest.raises(TypeRelError) as info:
-        rel(op, *types, **kw)
-    assert fragment in info.value.message, info.value.message
-    assert info.value.arg == arg, (info.value.arg, info.value.message)
-    return info.value
+from rel_helpers import T, rel, rel_error, run, shape
 
 
 RNG = np.random.default_rng(0)

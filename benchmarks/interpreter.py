@@ -133,7 +133,7 @@ def _equal_to(expected: int) -> Callable[[Any, Any], str | None]:
 def _program(text: str, metadata: dict | None = None) -> Any:
     """An interpreter on the parsed, type-checked module."""
     import relaylang as rl
-    from relaylang.backend.interpreter import Interpreter
+    from relaylang.backend.interpreter.machine import Interpreter
     from relaylang.typing import infer_types
     return Interpreter(infer_types(rl.parse(text, metadata=metadata)))
 

@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     args.command = " ".join(["python", "benchmarks/parse.py", *(sys.argv[1:] if argv is None
                                                                  else argv)])
-    from relaylang.syntax.diagnostics import DiagnosticError
+    from relaylang.ir.diagnostics import DiagnosticError
     try:
         report, results = run(args)
     except DiagnosticError as err:

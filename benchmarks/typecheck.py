@@ -113,7 +113,7 @@ def _check_once(text: str, metadata: dict | None) -> tuple[Any, list[Any], float
 def bench(res: Result, text: str, metadata: dict | None, repeat: int) -> Result:
     """Fill `res` with `repeat` timed runs; the first run's module gives the counts and its
     diagnostics the errors. A RecursionError (or any other exception) is recorded."""
-    from relaylang.syntax.diagnostics import Severity
+    from relaylang.ir.diagnostics import Severity
     try:
         for i in range(repeat):
             mod, diagnostics, wall, cpu = _check_once(text, metadata)

@@ -30,10 +30,10 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from relaylang.ir.diagnostics import Diagnostic
 from relaylang.ir.expr import Function, GlobalVar
 from relaylang.ir.module import IRModule
 from relaylang.ir.types import FuncType, GlobalTypeVar, TypeData
-from relaylang.syntax.diagnostics import Diagnostic
 
 from .symbols import Occurrence, SymbolIndex
 from .symbols_check import TypeRounds, cascade_of, is_error, stand_in

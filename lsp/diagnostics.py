@@ -6,7 +6,7 @@ conflicting type was declared, the first definition of a duplicate, ...);
 notes without one are appended to the message, as the CLI prints them.
 
 The code is the one the stage set where it made the diagnostic (a key of
-relaylang/syntax/diagnostic_codes.py), so rewording a message never changes
+relaylang/ir/diagnostic_codes.py), so rewording a message never changes
 what editors filter on; a diagnostic made without one gets the stage-neutral
 `error` / `warning`.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from lsprotocol import types as lsp
 
-from relaylang.syntax.diagnostics import Diagnostic, Severity
+from relaylang.ir.diagnostics import Diagnostic, Severity
 
 from .positions import LineIndex
 

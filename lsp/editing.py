@@ -126,7 +126,7 @@ class FormattingRefused(Exception):
 
 
 def _format(text: str, source_name: str) -> str:
-    from relaylang.syntax.diagnostics import DiagnosticError
+    from relaylang.ir.diagnostics import DiagnosticError
     from relaylang.syntax.format import format_text
     try:
         formatted = format_text(text, source_name=source_name)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 
+from relaylang.ir.diagnostics import Diagnostic, Severity
 from relaylang.ir.expr import Function, GlobalVar, Var
 from relaylang.ir.module import IRModule
 from relaylang.ir.types import FuncType, GlobalTypeVar, TypeData
-from relaylang.syntax.diagnostics import Diagnostic, Severity
 from relaylang.typing import check_module
 
 from .symbols_defs import RangeTable

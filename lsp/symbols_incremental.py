@@ -19,7 +19,7 @@ and the index keeps every other line's occurrences.
 Anything else (another kind of line, a diagnostic, a changed type, a `let` or
 nested scope in the function, lines added or removed) returns None, and the
 caller runs the full analysis: the result must equal what it would give
-(tests/unit/test_lsp_incremental.py compares the two over random edits).
+(tests/lsp/test_lsp_incremental.py compares the two over random edits).
 
 After lines without tokens were added or removed (symbols_lines.py) the IR's
 spans keep the lines they were parsed at: the line is parsed at its old place

@@ -18,12 +18,12 @@ from __future__ import annotations
 import itertools
 from typing import Any, NamedTuple
 
+from relaylang.ir.diagnostics import Diagnostic
 from relaylang.ir.expr import Constructor, Expr, Function, Var
 from relaylang.ir.module import IRModule
 from relaylang.ir.span import Span
 from relaylang.syntax import parser as relay_parser
 from relaylang.syntax.builder_state import ParseState
-from relaylang.syntax.diagnostics import Diagnostic
 
 from .symbols import Occurrence
 

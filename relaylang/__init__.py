@@ -15,18 +15,18 @@ _LAZY = {
     "astext": ("relaylang.syntax.printer", "astext"),
     "structural_equal": ("relaylang.ir.equal", "structural_equal"),
     "structural_hash": ("relaylang.ir.equal", "structural_hash"),
-    "DiagnosticError": ("relaylang.syntax.diagnostics", "DiagnosticError"),
-    "Diagnostic": ("relaylang.syntax.diagnostics", "Diagnostic"),
+    "DiagnosticError": ("relaylang.ir.diagnostics", "DiagnosticError"),
+    "Diagnostic": ("relaylang.ir.diagnostics", "Diagnostic"),
     "IRModule": ("relaylang.ir.module", "IRModule"),
-    "evaluate": ("relaylang.backend.executor", "evaluate"),
-    "create_executor": ("relaylang.backend.executor", "create_executor"),
+    "evaluate": ("relaylang.backend.interpreter.executor", "evaluate"),
+    "create_executor": ("relaylang.backend.interpreter.executor", "create_executor"),
 }
 
 if TYPE_CHECKING:
     from .ir.equal import structural_equal, structural_hash
-    from .backend.executor import create_executor, evaluate
+    from .backend.interpreter.executor import create_executor, evaluate
     from .ir.module import IRModule
-    from .syntax.diagnostics import Diagnostic, DiagnosticError
+    from .ir.diagnostics import Diagnostic, DiagnosticError
     from .syntax.parser import parse, parse_expr
     from .syntax.printer import astext
 

@@ -46,7 +46,7 @@ def _expand(paths: Sequence[str]) -> list[str]:
 
 def _parse_file(path: str) -> IRModule | None:
     """The module in `path`, or None after printing why it cannot be had."""
-    from .syntax.diagnostics import DiagnosticError
+    from .ir.diagnostics import DiagnosticError
     from .syntax.parser import parse
     text = _read(path)
     if text is None:
@@ -67,7 +67,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .syntax.diagnostics import Severity, render_all
+    from .ir.diagnostics import Severity, render_all
     from .syntax.printer import astext
     from .typing import check_module
     status = EXIT_OK
@@ -88,7 +88,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_fmt(args: argparse.Namespace) -> int:
-    from .syntax.diagnostics import DiagnosticError
+    from .ir.diagnostics import DiagnosticError
     from .syntax.format import format_text
     status = EXIT_OK
     for path in _expand(args.files):
@@ -150,7 +150,7 @@ def _bind_params(args: argparse.Namespace, mod: IRModule) -> tuple[IRModule, set
 
 
 def _type_check(mod: IRModule) -> IRModule | None:
-    from .syntax.diagnostics import Severity, render_all
+    from .ir.diagnostics import Severity, render_all
     from .typing import check_module
     typed, diagnostics = check_module(mod)
     if diagnostics:
@@ -214,9 +214,9 @@ def _execute(args: argparse.Namespace, typed: IRModule, values: list[Any]) -> An
     """Run `@entry` on `values`; run-time errors are rendered at their source location."""
     import time
 
-    from .backend.executor import InputError, create_executor
-    from .backend.interpreter import InterpreterError
-    from .syntax.diagnostics import Diagnostic, render
+    from .backend.interpreter.executor import InputError, create_executor
+    from .backend.interpreter.machine import InterpreterError
+    from .ir.diagnostics import Diagnostic, render
     executor = create_executor(typed, args.entry)
     start = time.perf_counter()
     try:

@@ -165,7 +165,7 @@ def _write_output(args: argparse.Namespace, text: str) -> int:
 def _report_failure(args: argparse.Namespace, mod: IRModule, e: Exception) -> int:
     """Diagnostics and VerifyError as the user's errors (exit 1); anything else names the
     pass that crashed and is an internal error (exit 70)."""
-    from .syntax.diagnostics import DiagnosticError, render_all
+    from .ir.diagnostics import DiagnosticError, render_all
     from .transform.instruments import VerifyError
     color = sys.stderr.isatty()
     if isinstance(e, VerifyError):

@@ -1,1 +1,2 @@
-"""Running programs: the reference interpreter (`interpreter.py`) and its values."""
+"""Running programs: the reference interpreter (`interpreter/`), and what every
+backend shares (`params.py`: loading and binding parameter files)."""

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..ir.dtype import dtype_kind
+from ..ir.text import type_text
 from ..ir.types import TensorType, Type
 
 
@@ -30,10 +31,6 @@ class InputSourceError(ValueError):
 # What np.load raises on missing, truncated, pickled or foreign files.
 _READ_ERRORS = (OSError, ValueError, EOFError, zipfile.BadZipFile)
 
-
-def _type_text(t: Type) -> str:
-    from ..syntax.printer import astext
-    return astext(t)
 
 
 def load_params(path: str) -> dict[str, np.ndarray]:
@@ -82,7 +79,7 @@ def input_value(name: str, text: str, ty: Type | None) -> np.ndarray:
     if text.lower().endswith(".npy"):
         return load_array(text)
     if not isinstance(ty, TensorType):
-        what = f"type {_type_text(ty)}" if ty is not None else "an unknown type"
+        what = f"type {type_text(ty)}" if ty is not None else "an unknown type"
         raise InputSourceError(f"--input {name}: parameter %{name} has {what}; "
                                "only tensors can be given on the command line")
     return literal_array(name, text, ty.dtype)
@@ -127,12 +124,12 @@ def literal_array(name: str, text: str, dtype: str) -> np.ndarray:
 def random_input(name: str, ty: Type | None, rng: np.random.Generator) -> np.ndarray:
     """A random tensor of type `ty`: floats standard normal, integers in [0, 10), bools fair."""
     if not isinstance(ty, TensorType):
-        what = _type_text(ty) if ty is not None else "_"
+        what = type_text(ty) if ty is not None else "_"
         raise InputSourceError(f"cannot make a random input for %{name} of type {what}: "
                                "not a tensor")
     if not all(isinstance(d, int) for d in ty.shape):
         raise InputSourceError(f"cannot make a random input for %{name} of type "
-                               f"{_type_text(ty)}: its shape is not fully known")
+                               f"{type_text(ty)}: its shape is not fully known")
     shape = tuple(int(d) for d in ty.shape)
     kind = dtype_kind(ty.dtype)
     if kind == "float":

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..ir.text import type_text
 from .tokens import Token, token_text, tokenize
 
 if TYPE_CHECKING:
@@ -84,33 +85,26 @@ def text_adts(text: str) -> ADTNames:
     return found
 
 
-def _type_text(ty: Type | None) -> str:
-    if ty is None:
-        return ""
-    from ..syntax.printer import astext
-    return astext(ty)
-
-
 def module_adts(module: IRModule) -> ADTNames:
     found = ADTNames()
     for gtv, data in module.type_definitions.items():
-        params = "[" + ", ".join(_type_text(p) for p in data.type_params) + "]" \
+        params = "[" + ", ".join(type_text(p) for p in data.type_params) + "]" \
             if data.type_params else ""
         found.types[gtv.name_hint] = params
         for ctor in data.constructors:
-            fields = "(" + ", ".join(_type_text(t) for t in ctor.inputs) + ")" if ctor.inputs else ""
+            fields = "(" + ", ".join(type_text(t) for t in ctor.inputs) + ")" if ctor.inputs else ""
             found.constructors[ctor.name] = f"{fields} : {gtv.name_hint}{params}"
     return found
 
 
 def _function_header(fn: Function) -> str:
-    params = ", ".join(f"%{p.name_hint}" + (f": {_type_text(_var_type(p))}" if _var_type(p) else "")
+    params = ", ".join(f"%{p.name_hint}" + (f": {type_text(_var_type(p))}" if _var_type(p) else "")
                        for p in fn.params)
     ret = fn.ret_type
     checked = fn.checked_type
     if ret is None and checked is not None and hasattr(checked, "ret_type"):
         ret = checked.ret_type
-    return f"({params})" + (f" -> {_type_text(ret)}" if ret is not None else "")
+    return f"({params})" + (f" -> {type_text(ret)}" if ret is not None else "")
 
 
 def global_details(module: IRModule) -> dict[str, str]:
@@ -136,5 +130,5 @@ def local_types(module: IRModule, definition: str | None) -> dict[str, str]:
     for var in list(fn.params) + all_vars(fn):
         ty = _var_type(var)
         if ty is not None and var.name_hint not in out:
-            out[var.name_hint] = _type_text(ty)
+            out[var.name_hint] = type_text(ty)
     return out

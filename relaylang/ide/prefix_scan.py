@@ -16,7 +16,7 @@ of the first edited line was scanned from unchanged characters, and the scan res
 end of the last kept token, exactly where a scan of the whole new text passes. The scope
 scanner (scope.py) is resumed from a snapshot taken no later than the first token it may
 have read that is not kept. Results equal `tokenize(text[:end])` and
-`scope_at_end(tokens)`; tests/unit/test_ide_prefix_scan.py checks that on random edits.
+`scope_at_end(tokens)`; tests/ide/test_ide_prefix_scan.py checks that on random edits.
 """
 from __future__ import annotations
 

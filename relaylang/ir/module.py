@@ -80,7 +80,7 @@ class IRModule:
 
     # ------------------------------------------------------------ printing
     def astext(self, show_meta_data: bool = True) -> str:
-        from ..syntax.printer import astext
+        from .text import astext
         return astext(self, show_meta_data=show_meta_data)
 
     def __str__(self) -> str:

@@ -4,7 +4,7 @@ Where a shared computation has to live is the lowest common ancestor (LCA) of
 the scopes of its uses: TVM's `CalcScope` (apache/tvm:
 src/relay/transforms/to_a_normal_form.cc) walks parent pointers for it. Here
 one helper serves ToANormalForm, the basic-block scopes of `block_forms.py`
-and the interpreter's compiler (`backend/compile.py`).
+and the interpreter's compiler (`backend/interpreter/compiler.py`).
 
 Scopes are numbered from 0 (the root). Besides its parent each scope keeps
 one *jump* pointer (the skew-binary scheme of Myers' random-access lists, the

@@ -7,7 +7,7 @@ compared by identity; everything else structurally (`ir/equal.py`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from .node import IR_NODE, AnyDim, MetaObject, Node
 
@@ -100,3 +100,42 @@ def type_children(t: Type) -> tuple[Type, ...]:
     if isinstance(t, RefType):
         return (t.value,)
     return ()
+
+
+def with_type_children(t: Type, children: list[Type]) -> Type:
+    """`t` with new immediate sub-types (in `type_children` order)."""
+    if isinstance(t, TupleType):
+        return TupleType(tuple(children), span=t.span)
+    if isinstance(t, FuncType):
+        return FuncType(tuple(children[:-1]), children[-1], t.type_params, span=t.span)
+    if isinstance(t, TypeCall):
+        return TypeCall(children[0], tuple(children[1:]), span=t.span)
+    if isinstance(t, RefType):
+        return RefType(children[0], span=t.span)
+    return t
+
+
+def map_type(t: Type, leaf: Callable[[Type], Type | None]) -> Type:
+    """Rebuild `t` bottom-up, replacing each node for which `leaf` returns a type.
+    Unchanged sub-types stay the same objects."""
+    done: dict[int, Type] = {}
+    stack: list[tuple[Type, bool]] = [(t, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if id(node) in done:
+            continue
+        replaced = leaf(node)
+        if replaced is not None:
+            done[id(node)] = replaced
+            continue
+        kids = type_children(node)
+        if not kids:
+            done[id(node)] = node
+        elif not expanded:
+            stack.append((node, True))
+            stack.extend((k, False) for k in kids if id(k) not in done)
+        else:
+            new = [done[id(k)] for k in kids]
+            same = all(a is b for a, b in zip(kids, new))
+            done[id(node)] = node if same else with_type_children(node, new)
+    return done[id(t)]

@@ -6,7 +6,7 @@ As in TVM, only float32 (and float16 for `fast_erf`) is approximated; other dtyp
 the exact function (`elemwise_kernels` computes integers in float64 and casts back).
 NaN inputs give NaN. Measured worst errors against the float64 functions, over 2e6
 float32 points evenly spread in [-100, 100] plus ±1e-30 .. ±1e-3 (the bounds that
-tests/unit/test_fast_math.py checks, with a little margin, are in brackets):
+tests/transform/test_fast_math.py checks, with a little margin, are in brackets):
 
   fast_exp   relative error 1.07e-6 on [-20, 20] [1.5e-6] and 4.08e-6 on [-87, 88.37]
              [5e-6]: it grows with |x| because f = x - n * ln2 is rounded to float32.

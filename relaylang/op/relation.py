@@ -49,7 +49,7 @@ def tensor(args: Sequence[Type], i: int, what: str = "") -> TensorType:
 
 
 def type_str(t: Type) -> str:
-    from ..syntax.printer import astext  # printing is only needed for messages
+    from ..ir.text import astext  # printing is only needed for messages
     return astext(t)
 
 

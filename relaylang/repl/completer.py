@@ -14,8 +14,8 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 from ..ide import complete
+from ..ir.text import type_text
 from .commands import COMMAND_DOCS
-from .session import _type_text
 
 if TYPE_CHECKING:
     from .session import Session
@@ -45,4 +45,4 @@ class ReplCompleter(Completer):
         for name, r in named:
             if name.startswith(local.group(1)):
                 yield Completion("%" + name, start_position=-len(local.group(0)),
-                                 display_meta=f"result  {_type_text(r.type)}")
+                                 display_meta=f"result  {type_text(r.type, none='_')}")

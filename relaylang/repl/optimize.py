@@ -47,7 +47,7 @@ def _shown(module: IRModule, name: str | None) -> str:
 
 def _run(module: IRModule, pipeline: str) -> IRModule:
     from ..cli_opt import PipelineError, build_pipeline
-    from ..syntax.diagnostics import DiagnosticError
+    from ..ir.diagnostics import DiagnosticError
     from ..transform.pass_infra import PassContext, Sequential
     try:
         passes = build_pipeline([pipeline])

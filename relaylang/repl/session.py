@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..ide.tokens import tokenize
+from ..ir.diagnostics import Diagnostic, Severity
 from ..ir.module import IRModule
-from ..syntax.diagnostics import Diagnostic, Severity
+from ..ir.text import type_text
 from .source import INPUT_NAME, Sources
 
 if TYPE_CHECKING:
@@ -258,8 +259,8 @@ class Session:
 
     def run_expression(self, checked: CheckedExpression) -> Any:
         """The value of a checked expression; run-time errors become SessionError."""
-        from ..backend.executor import InputError, create_executor
-        from ..backend.interpreter import InterpreterError
+        from ..backend.interpreter.executor import InputError, create_executor
+        from ..backend.interpreter.machine import InterpreterError
         try:
             return create_executor(checked.typed, WRAPPER)(*[r.value for r in checked.results])
         except InterpreterError as e:
@@ -307,14 +308,9 @@ def _reachable(module: IRModule, roots: list[GlobalVar]) -> dict[GlobalVar, Func
     return out
 
 
-def _type_text(ty: Type | None) -> str:
-    from ..syntax.printer import astext
-    return astext(ty) if ty is not None else "_"
-
-
 def result_text(result: Result) -> str:
     """`%out1: float32 = 4.0`; a multi-line value starts on its own line."""
     from .values import value_text
     value = value_text(result.value)
-    head = f"%{result.name}: {_type_text(result.type)} ="
+    head = f"%{result.name}: {type_text(result.type, none='_')} ="
     return f"{head}\n{value}" if "\n" in value else f"{head} {value}"

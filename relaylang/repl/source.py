@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..syntax.diagnostics import Diagnostic, render_all
+from ..ir.diagnostics import Diagnostic, render_all
 
 if TYPE_CHECKING:
     from ..ir.span import Span

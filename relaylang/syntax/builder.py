@@ -12,7 +12,7 @@ module-wide with forward references (checked at the end, in `finish`).
 match and patterns (build_patterns.py), operators, calls and attributes
 (build_calls.py); this module holds files, definitions, sequences and atoms.
 Lark looks each callback up with getattr on the `Builder`, so inherited methods
-count; tests/unit/test_builder_callbacks.py checks that every rule has one.
+count; tests/syntax/test_builder_callbacks.py checks that every rule has one.
 
 Errors that leave the structure intact (an unknown name, a bad literal, a bad
 attribute) are diagnostics and the parse goes on with a placeholder; syntax

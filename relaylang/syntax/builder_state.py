@@ -11,12 +11,12 @@ from typing import Any
 
 from .. import op as op_registry
 from ..ir.attrs import make_attrs
+from ..ir.diagnostics import DiagnosticContext, Note
 from ..ir.expr import Constant, Constructor, Expr, Function, GlobalVar, Var
 from ..ir.module import IRModule
 from ..ir.node import MetaObject
 from ..ir.span import Span
 from ..ir.types import GlobalTypeVar, TypeData, TypeVar
-from .diagnostics import DiagnosticContext, Note
 from .scope import Env
 
 _META = re.compile(r"meta\[([^\]]*)\]\[([0-9]+)\]")

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TVM_VERSION", "MetadataError", "decode_metadata", "encode_metadata"]
 
-_parse_json = parse_json   # the name tests/unit/test_metadata.py imports
+_parse_json = parse_json   # the name tests/syntax/test_metadata.py imports
 
 
 # ---------------------------------------------------------------- what is a reference

@@ -19,12 +19,12 @@ from typing import Any, NamedTuple
 from lark import Lark
 from lark.exceptions import UnexpectedInput, UnexpectedToken
 
+from ..ir.diagnostics import Diagnostic, DiagnosticError
 from ..ir.expr import Expr, Var
 from ..ir.module import IRModule
 from ..ir.span import Span
 from .builder import Builder
 from .builder_state import ParseState
-from .diagnostics import Diagnostic, DiagnosticError
 from .syntax_errors import describe_syntax_error
 
 _METADATA = re.compile(r"^[^\n]*?#\[[ \t\r\n]*metadata[ \t\r\n]*\]", re.M)

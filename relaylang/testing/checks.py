@@ -53,7 +53,7 @@ def pass_checks(result: RunResult, input_text: str, source: Path, skip: frozense
     if argv[:1] != ["opt"] or result.exit_code != 0 or "-o" in argv or "--output" in argv \
             or result.run.merge_stderr or not result.stdout.strip():
         return []
-    from ..syntax.diagnostics import DiagnosticError
+    from ..ir.diagnostics import DiagnosticError
     from ..syntax.parser import parse
     from ..typing import infer_types
     where = f"the output of `relay {' '.join(result.run.argv)}`"
@@ -88,10 +88,10 @@ def _idempotent(result: RunResult, source: Path, where: str) -> list[str]:
 def _same_results(input_text: str, out_mod: Any, where: str) -> list[str]:
     import numpy as np
 
-    from ..backend.executor import evaluate
-    from ..backend.interpreter import InterpreterError
+    from ..backend.interpreter.executor import evaluate
+    from ..backend.interpreter.machine import InterpreterError
     from ..backend.params import InputSourceError, random_input
-    from ..syntax.diagnostics import DiagnosticError
+    from ..ir.diagnostics import DiagnosticError
     from ..syntax.parser import parse
     from ..typing import infer_types
     try:
@@ -135,7 +135,7 @@ def value_difference(a: Any, b: Any, *, rtol: float = 1e-5, atol: float = 1e-6,
     """None if interpreter values `a` and `b` agree (closures are not compared), else why."""
     import numpy as np
 
-    from ..backend.values import Closure, ConstructorValue, RefValue
+    from ..backend.interpreter.values import Closure, ConstructorValue, RefValue
     stack: list[tuple[str, Any, Any]] = [("result", a, b)]
     while stack:                                      # values nest: walk them with a stack
         path, x, y = stack.pop()

@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..ir.expr import Constant, Expr, Function, GlobalVar, Var
 from ..ir.module import IRModule
-from .pass_infra import ModulePass, PassContext
+from ..ir.text import type_text
 from ..ir.traverse import rewrite
 from ..ir.types import TensorType, Type
+from .pass_infra import ModulePass, PassContext
 
 if TYPE_CHECKING:
     import numpy as np
@@ -30,10 +31,6 @@ if TYPE_CHECKING:
 class BindParamsError(ValueError):
     """A parameter that cannot be bound: unknown name, or an array of the wrong type."""
 
-
-def _type_text(t: Type) -> str:
-    from ..syntax.printer import astext
-    return astext(t)
 
 
 def param_names(fn: Function) -> str:
@@ -76,7 +73,7 @@ def check_array(var: Var, value: Any, where: str) -> np.ndarray:
     import numpy as np
     ty = param_type(var)
     if ty is not None and not isinstance(ty, TensorType):
-        raise BindParamsError(f"{where}: parameter %{var.name_hint} has type {_type_text(ty)}; "
+        raise BindParamsError(f"{where}: parameter %{var.name_hint} has type {type_text(ty)}; "
                               "only tensor parameters can be bound to arrays")
     if isinstance(value, np.ndarray):
         array = value
@@ -87,8 +84,8 @@ def check_array(var: Var, value: Any, where: str) -> np.ndarray:
             raise BindParamsError(f"{where}: cannot make an array for parameter "
                                   f"%{var.name_hint} of {value!r}: {e}") from e
     if ty is not None and not _fits(array, ty):
-        raise BindParamsError(f"{where}: parameter %{var.name_hint} has type {_type_text(ty)}, "
-                              f"but the array bound to it is {_type_text(_array_type(array))}")
+        raise BindParamsError(f"{where}: parameter %{var.name_hint} has type {type_text(ty)}, "
+                              f"but the array bound to it is {type_text(_array_type(array))}")
     return array
 
 

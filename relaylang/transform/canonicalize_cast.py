@@ -33,7 +33,7 @@ from ..ir.traverse import post_order
 from ..ir.types import TensorType
 from ..op import get_op_def
 from ..op.registry import OpPattern
-from .fold_scale_axis_util import transform_typed_functions
+from .fold_scale_axis.common import transform_typed_functions
 from .pass_infra import ModulePass, PassContext, register_pass
 
 

@@ -25,12 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ..ir.diagnostics import Diagnostic, DiagnosticError
 from ..ir.expr import Expr, Function, GlobalVar, Var
 from ..ir.module import IRModule
 from ..ir.normal_forms import is_opaque
 from ..ir.traverse import rewrite
 from ..ir.types import TensorType
-from ..syntax.diagnostics import Diagnostic, DiagnosticError
 from ..typing import infer_types
 from .pass_infra import FunctionPass, PassContext, register_pass
 

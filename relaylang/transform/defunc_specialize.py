@@ -10,9 +10,8 @@ from collections.abc import Callable
 from ..ir.analysis import bound_vars
 from ..ir.expr import Call, Expr, Function, Var
 from ..ir.traverse import rewrite
-from ..ir.types import FuncType, Type, TypeVar, type_children
+from ..ir.types import FuncType, Type, TypeVar, map_type, type_children
 from ..syntax.printer import astext
-from ..typing.solver import map_type
 from .inline import substitute
 
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ..ir.analysis import free_vars
+from ..ir.diagnostics import Diagnostic, DiagnosticError
 from ..ir.expr import (
     Call,
     Clause,
@@ -54,7 +55,6 @@ from ..ir.module import IRModule
 from ..ir.span import Span
 from ..ir.traverse import rewrite
 from ..ir.types import FuncType, GlobalTypeVar, Type, TypeCall, TypeData
-from ..syntax.diagnostics import Diagnostic, DiagnosticError
 from ..typing import infer_types
 from .defunc_specialize import has_func_type, instantiate, is_higher_order, specialize, type_key
 from .infer_type import InferType

@@ -24,8 +24,7 @@ from typing import ClassVar
 from ..ir.expr import Call, Constructor, Expr, Function, GlobalVar, Var
 from ..ir.module import IRModule
 from ..ir.traverse import rewrite
-from ..ir.types import Type, TypeCall, TypeVar
-from ..typing.solver import map_type
+from ..ir.types import Type, TypeCall, TypeVar, map_type
 from .pass_infra import ModulePass, PassContext, register_pass
 
 PARAM = "eta_expand_param"

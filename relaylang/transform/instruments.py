@@ -10,8 +10,8 @@ import time
 from typing import TextIO
 
 from ..ir.analysis import free_vars
+from ..ir.diagnostics import DiagnosticError
 from ..ir.module import IRModule
-from ..syntax.diagnostics import DiagnosticError
 from .pass_infra import PassInfo, PassInstrument, canonical_name
 
 

@@ -39,12 +39,10 @@ from ..ir.attrs import DictAttrs
 from ..ir.expr import Call, Constant, Constructor, Expr, Function, GlobalVar, Let, Op, Var
 from ..ir.module import IRModule
 from ..ir.traverse import post_order, rewrite
-from ..ir.types import FuncType, Type, TypeVar
-from ..typing.solver import map_type
+from ..ir.types import FuncType, Type, TypeVar, map_type
 from .infer_type import InferType
 from .inline import substitute
 from .pass_infra import ModulePass, PassContext, register_pass
-
 
 _ATOMS = (Var, GlobalVar, Op, Constructor, Constant)
 

@@ -256,9 +256,11 @@ def _load_passes() -> None:
     _load_passes.done = True       # type: ignore[attr-defined]
     import importlib
     import pkgutil
+
     from .. import transform
-    for info in pkgutil.iter_modules(transform.__path__):
-        importlib.import_module(f"{transform.__name__}.{info.name}")
+    # Subpackages group the modules of one pass family (layout/, fusion/, ...).
+    for info in pkgutil.walk_packages(transform.__path__, prefix=f"{transform.__name__}."):
+        importlib.import_module(info.name)
 
 
 # ---------------------------------------------------------------- TVM's decorators

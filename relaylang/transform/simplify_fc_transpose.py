@@ -38,7 +38,7 @@ from ..ir.traverse import post_order, rewrite
 from ..ir.types import TensorType
 from ..typing import infer_types
 from .change_batch import with_new_signatures
-from .combine_parallel import is_call_of
+from .combine_parallel.common import is_call_of
 from .pass_infra import ModulePass, PassContext, register_pass
 
 

@@ -6,10 +6,10 @@
 """
 from __future__ import annotations
 
+from ..ir.diagnostics import Diagnostic, DiagnosticContext, DiagnosticError, Severity
 from ..ir.expr import Constructor, Expr, Function, GlobalVar, Let, Match, Op, pattern_vars
 from ..ir.module import IRModule
 from ..ir.traverse import post_order
-from ..syntax.diagnostics import Diagnostic, DiagnosticContext, DiagnosticError, Severity
 from .infer import Inferencer, with_type_args
 
 

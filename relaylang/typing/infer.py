@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .. import op as op_registry
+from ..ir.diagnostics import DiagnosticContext, Note
 from ..ir.expr import (
     Call,
     Constant,
@@ -54,14 +55,14 @@ from ..ir.types import (
     Type,
     TypeCall,
     TypeVar,
+    map_type,
     type_children,
 )
 from ..op.relation import TypeRelError
-from ..syntax.diagnostics import DiagnosticContext, Note
 from .patterns import PatternTyper
 from .report import Reporter, type_text
 from .scc import strongly_connected_components
-from .solver import Solver, UnifyError, map_type
+from .solver import Solver, UnifyError
 
 BOOL = TensorType((), "bool")
 UNIT = TupleType(())

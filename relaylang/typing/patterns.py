@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..ir.diagnostics import Diagnostic
 from ..ir.expr import Match, Pattern, PatternConstructor, PatternTuple, PatternVar
 from ..ir.span import Span
 from ..ir.types import FuncType, TupleType, Type
-from ..syntax.diagnostics import Diagnostic
 from .match_check import missing_value, unreachable_clauses
 
 if TYPE_CHECKING:

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import re
 
+from ..ir.diagnostics import DiagnosticContext, Note
 from ..ir.expr import Constructor, Expr, Function, GlobalVar, Var
 from ..ir.module import IRModule
 from ..ir.span import Span
+from ..ir.text import type_text as ir_type_text
 from ..ir.types import Type
-from ..syntax.diagnostics import DiagnosticContext, Note
 from .solver import Solver
 
 
 def type_text(solver: Solver, t: Type) -> str:
-    from ..syntax.printer import astext
-    return astext(solver.resolve(t))
+    return ir_type_text(solver.resolve(t))
 
 
 class Reporter:
@@ -29,7 +29,7 @@ class Reporter:
 
     def error(self, message: str, span: Span | None, *notes: Note,
               code: str | None = None) -> None:
-        """Report an error; `code` is its class from syntax/diagnostic_codes.py."""
+        """Report an error; `code` is its class from ir/diagnostic_codes.py."""
         self.diag.error(message, span, *notes, code=code)
 
     def mismatch(self, what: str, expected: Type, actual: Type, detail: str,

@@ -8,8 +8,6 @@ even pathological nesting cannot overflow.
 """
 from __future__ import annotations
 
-from typing import Callable
-
 from ..ir.node import AnyDim
 from ..ir.types import (
     FuncType,
@@ -22,6 +20,7 @@ from ..ir.types import (
     TypeCall,
     TypeVar,
     type_children,
+    with_type_children,
 )
 
 
@@ -31,45 +30,6 @@ class UnifyError(Exception):
     def __init__(self, message: str):
         super().__init__(message)
         self.message = message
-
-
-def rebuild(t: Type, children: list[Type]) -> Type:
-    """`t` with new immediate sub-types (in `type_children` order)."""
-    if isinstance(t, TupleType):
-        return TupleType(tuple(children), span=t.span)
-    if isinstance(t, FuncType):
-        return FuncType(tuple(children[:-1]), children[-1], t.type_params, span=t.span)
-    if isinstance(t, TypeCall):
-        return TypeCall(children[0], tuple(children[1:]), span=t.span)
-    if isinstance(t, RefType):
-        return RefType(children[0], span=t.span)
-    return t
-
-
-def map_type(t: Type, leaf: Callable[[Type], Type | None]) -> Type:
-    """Rebuild `t` bottom-up, replacing each node for which `leaf` returns a type.
-    Unchanged sub-types stay the same objects."""
-    done: dict[int, Type] = {}
-    stack: list[tuple[Type, bool]] = [(t, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if id(node) in done:
-            continue
-        replaced = leaf(node)
-        if replaced is not None:
-            done[id(node)] = replaced
-            continue
-        kids = type_children(node)
-        if not kids:
-            done[id(node)] = node
-        elif not expanded:
-            stack.append((node, True))
-            stack.extend((k, False) for k in kids if id(k) not in done)
-        else:
-            new = [done[id(k)] for k in kids]
-            same = all(a is b for a, b in zip(kids, new))
-            done[id(node)] = node if same else rebuild(node, new)
-    return done[id(t)]
 
 
 class Solver:
@@ -123,7 +83,7 @@ class Solver:
             else:
                 new = [done[id(k)] for k in kids]
                 same = all(a is b for a, b in zip(kids, new))
-                done[id(node)] = node if same else rebuild(node, new)
+                done[id(node)] = node if same else with_type_children(node, new)
         return done[id(t)]
 
     def is_complete(self, t: Type) -> bool:

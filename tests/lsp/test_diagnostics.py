@@ -6,8 +6,8 @@ from lsprotocol import types as lsp
 
 from lsp.analysis import analyze
 from lsp.diagnostics import diagnostic_code, to_lsp_diagnostics
+from relaylang.ir.diagnostics import Diagnostic, Note
 from relaylang.ir.span import Span
-from relaylang.syntax.diagnostics import Diagnostic, Note
 
 URI = "file:///tmp/t.relay"
 HEAD = '#[version = "0.0.5"]\n'

@@ -1,0 +1,232 @@
+"""What each layout-aware op does when its inputs change layout: the rules behind
+`rewrite.py` (TVM's per-op `FInferCorrectLayout` in src/relay/op/**, and
+`FTVMConvertOpLayout` in python/tvm/relay/op/nn/_nn.py for the ops a pass converts).
+
+Rules by family (a rule sees the facts of its arguments, see `Laid`):
+
+  convolutions   take the layouts the pass prefers (or keep their own) and want
+                 data and weight in them; the result is in the new data layout.
+  pools          take the preferred layout, else follow their input's layout.
+  elementwise    (unary ops, clip, cast, nn.relu, ...) follow their input.
+  broadcasting   (add, multiply, where, ...) follow the first operand of full rank;
+                 a lower-rank operand is converted by the matching tail of the
+                 layouts (bias (C, 1, 1): CHW -> HWC), an all-ones one is left alone.
+  one axis       (nn.bias_add, nn.prelu, nn.batch_norm, softmaxes, nn.lrn,
+                 concatenate) follow, with `axis` renumbered.
+  reductions     follow, with `axis` renumbered; without keepdims the result's
+                 layout drops the reduced axes (NHWC mean over HW is NC: no edge).
+  nn.pad         follows, its pad_width permuted.
+  transpose      absorbs the conversion: its axes are composed with it, so its
+                 result is in the original layout (an identity transpose vanishes).
+  layout_transform  of a converted value from its original layout is the value itself.
+
+Every other op is an edge: its arguments get their original layouts back.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ...ir.expr import Call, Tuple
+from ...ir.types import TensorType, TupleType
+from ...op.elemwise import BINARY, UNARY
+from ...op.nn import NN
+from ...op.pool import POOLS
+from ...op.reduce import REDUCE
+from .rewrite import Info, Laid, Plan, Prefer, Rule, is_plain, laid
+
+# Convolutions are the ops of nn.py whose schema has a kernel layout.
+CONV_OPS: tuple[str, ...] = tuple(
+    name for name, _, schema, *_ in NN
+    if schema is not None and "kernel_layout" in {f.name for f in dataclasses.fields(schema)})
+POOL_OPS: tuple[str, ...] = tuple(POOLS)
+
+
+def _rank(expr: Any) -> int | None:
+    ty = expr.checked_type
+    return len(ty.shape) if isinstance(ty, TensorType) else None
+
+
+def _renumber(axis: int, have: Laid) -> int:
+    """`axis` of the original layout as an axis of the new one (negative stays negative)."""
+    rank = len(have.old)
+    new = have.new.index(have.old[axis + rank if axis < 0 else axis])
+    return new - rank if axis < 0 else new
+
+
+# ---------------------------------------------------------------- anchors
+
+
+def conv_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan | None:
+    attrs: Any = call.attrs
+    chosen = prefer(call)
+    if chosen is None:
+        data, kernel, new_attrs = attrs.data_layout, attrs.kernel_layout, attrs
+    else:
+        data, kernel = chosen
+        # An out_layout that only repeated the data layout follows it (TVM leaves it).
+        out = "" if attrs.out_layout in ("", attrs.data_layout) else attrs.out_layout
+        new_attrs = dataclasses.replace(attrs, data_layout=data, kernel_layout=kernel,
+                                        out_layout=out)
+    out_old = attrs.out_layout or attrs.data_layout
+    out_new = new_attrs.out_layout or data
+    if not all(map(is_plain, (out_old, out_new))):
+        return None
+    wants = (Laid(attrs.data_layout, data), Laid(attrs.kernel_layout, kernel))
+    return Plan(new_attrs, wants, laid(out_old, out_new))
+
+
+def pool_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan | None:
+    attrs: Any = call.attrs
+    chosen, have = prefer(call), infos[0]
+    if chosen is not None:                   # TVM's convert_*pool2d sets both
+        new_attrs = dataclasses.replace(attrs, layout=chosen[0], out_layout=chosen[0])
+    elif isinstance(have, Laid) and have.old == attrs.layout \
+            and attrs.out_layout in ("", attrs.layout):
+        new_attrs = dataclasses.replace(attrs, layout=have.new)
+    else:
+        new_attrs = attrs
+    out_old = attrs.out_layout or attrs.layout
+    out_new = new_attrs.out_layout or new_attrs.layout
+    if not all(map(is_plain, (attrs.layout, out_old, out_new))):
+        return None
+    return Plan(new_attrs, (Laid(attrs.layout, new_attrs.layout),), laid(out_old, out_new))
+
+
+# ---------------------------------------------------------------- followers
+
+
+def elemwise_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan | None:
+    have = infos[0]
+    if not isinstance(have, Laid):
+        return None
+    return Plan(call.attrs, (have, *infos[1:]), have)
+
+
+def broadcast_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan | None:
+    rank = _rank(call)
+    lead = next((i for i in infos if isinstance(i, Laid) and len(i.old) == rank), None)
+    if lead is None:
+        return None
+    wants: list[Info] = []
+    for arg, have in zip(call.args, infos):
+        ty = arg.checked_type
+        if not isinstance(ty, TensorType):
+            return None
+        r = len(ty.shape)
+        if all(d == 1 for d in ty.shape):    # broadcasts the same in every layout
+            wants.append(have if isinstance(have, Laid) else None)
+        elif r == rank:
+            wants.append(Laid(lead.old, lead.new))
+        else:                                # aligned with the layouts' last r axes
+            old, new = lead.old[rank - r:], lead.new[rank - r:]
+            if sorted(old) != sorted(new):
+                return None
+            wants.append(Laid(old, new))
+    return Plan(call.attrs, tuple(wants), lead)
+
+
+def axis_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan | None:
+    """Ops reading one `axis` of their first input; other inputs are per-axis vectors."""
+    have = infos[0]
+    if not isinstance(have, Laid):
+        return None
+    attrs = dataclasses.replace(call.attrs, axis=_renumber(call.attrs.axis, have))  # type: ignore
+    wants = (have, *(None for _ in call.args[1:]))
+    ty = call.checked_type                   # batch_norm: (data, mean, variance)
+    out: Info = (have, *(None for _ in ty.fields[1:])) if isinstance(ty, TupleType) else have
+    return Plan(attrs, wants, out)
+
+
+def concatenate_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan | None:
+    fields = infos[0]
+    if not (isinstance(call.args[0], Tuple) and isinstance(fields, tuple)):
+        return None
+    lead = next((i for i in fields if isinstance(i, Laid)), None)
+    if lead is None:
+        return None
+    attrs = dataclasses.replace(call.attrs, axis=_renumber(call.attrs.axis, lead))  # type: ignore
+    return Plan(attrs, (tuple(Laid(lead.old, lead.new) for _ in fields),), lead)
+
+
+def reduce_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan | None:
+    have = infos[0]
+    attrs: Any = call.attrs
+    if not isinstance(have, Laid):
+        return None
+    if not attrs.axis:                       # every axis (TVM: None or empty)
+        return Plan(attrs, (have,), have if attrs.keepdims else None)
+    rank = len(have.old)
+    letters = {have.old[a + rank if a < 0 else a] for a in attrs.axis}
+    new_axes = tuple(sorted(have.new.index(c) for c in letters))
+    reduced = set(have.old) - letters if attrs.exclude else letters
+    if attrs.keepdims:
+        out: Info = have
+    else:
+        old = "".join(c for c in have.old if c not in reduced)
+        new = "".join(c for c in have.new if c not in reduced)
+        out = laid(old, new) if old else None
+    return Plan(dataclasses.replace(attrs, axis=new_axes), (have,), out)
+
+
+def arg_reduce_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan | None:
+    """argmax/argmin: an index over several axes counts in layout order, so only a
+    reduction over one axis may change layout."""
+    attrs: Any = call.attrs
+    if attrs.exclude or attrs.axis is None or len(attrs.axis) != 1:
+        return None
+    return reduce_rule(call, infos, prefer)
+
+
+def pad_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan | None:
+    have = infos[0]
+    attrs: Any = call.attrs
+    if not isinstance(have, Laid) or attrs.pad_width is None:
+        return None
+    width = tuple(attrs.pad_width[have.old.index(c)] for c in have.new)
+    return Plan(dataclasses.replace(attrs, pad_width=width), (have, None), have)
+
+
+def transpose_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan | None:
+    have = infos[0]
+    attrs: Any = call.attrs
+    if not isinstance(have, Laid):
+        return None
+    rank = len(have.old)
+    axes = attrs.axes if attrs.axes else tuple(reversed(range(rank)))
+    # Output axis i is original axis axes[i], which the converted input holds at:
+    new_axes = tuple(have.new.index(have.old[a + rank if a < 0 else a]) for a in axes)
+    if new_axes == tuple(range(rank)):
+        return Plan(attrs, (have,), None, forward=0)
+    return Plan(dataclasses.replace(attrs, axes=new_axes), (have,), None)
+
+
+def layout_transform_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan | None:
+    have = infos[0]
+    attrs: Any = call.attrs
+    if not (isinstance(have, Laid) and attrs.src_layout == have.old
+            and is_plain(attrs.dst_layout) and sorted(attrs.dst_layout) == sorted(have.new)):
+        return None
+    # The converted input already is the original's result, laid out in `have.new`.
+    return Plan(attrs, (have,), laid(attrs.dst_layout, have.new), forward=0)
+
+
+ELEMWISE_OPS = (*UNARY, "clip", "cast", "reinterpret", "nn.relu", "nn.leaky_relu")
+BROADCAST_OPS = (*BINARY, "where")
+AXIS_OPS = ("nn.bias_add", "nn.prelu", "nn.batch_norm", "nn.softmax", "nn.log_softmax",
+            "nn.fast_softmax", "nn.lrn")
+
+RULES: dict[str, Rule] = {
+    **{name: conv_rule for name in CONV_OPS},
+    **{name: pool_rule for name in POOL_OPS},
+    **{name: elemwise_rule for name in ELEMWISE_OPS},
+    **{name: broadcast_rule for name in BROADCAST_OPS},
+    **{name: axis_rule for name in AXIS_OPS},
+    **{name: reduce_rule for name in REDUCE},
+    "argmax": arg_reduce_rule,
+    "argmin": arg_reduce_rule,
+    "concatenate": concatenate_rule,
+    "nn.pad": pad_rule,
+    "transpose": transpose_rule,
+    "layout_transform": layout_transform_rule,
+}

@@ -1,0 +1,122 @@
+"""Pass infrastructure: registry, options, Sequential, PassContext, instruments."""
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import ClassVar
+
+import pytest
+
+import relaylang as rl
+from relaylang.ir import Function
+from relaylang.transform import (
+    FunctionPass,
+    ModulePass,
+    PassContext,
+    PassNotFound,
+    PassTimingInstrument,
+    PrintIR,
+    Sequential,
+    VerifyEach,
+    function_pass,
+    get_pass,
+    list_passes,
+    module_pass,
+)
+from relaylang.transform.instruments import VerifyError
+from relaylang.transform.pass_infra import pass_text
+
+TEXT = '#[version = "0.0.5"]\ndef @main(%x: float32) -> float32 {\n  add(%x, 1f)\n}\n'
+
+
+@dataclass(frozen=True)
+class Counting(ModulePass):
+    name: ClassVar[str] = "Counting"
+    opt_level: ClassVar[int] = 3
+    times: int = 1
+    log: list = None  # type: ignore[assignment]
+
+    def transform_module(self, mod, ctx):
+        if self.log is not None:
+            self.log.append(self.name)
+        return mod
+
+
+def test_registry_finds_passes_by_any_spelling() -> None:
+    assert "InferType" in list_passes()
+    for spelling in ("InferType", "infertype", "infer-type", "infer_type"):
+        assert type(get_pass(spelling)).__name__ == "InferType"
+    assert rl.transform.InferType is type(get_pass("InferType"))
+
+
+def test_unknown_pass_suggests_close_names() -> None:
+    with pytest.raises(PassNotFound, match="did you mean InferType"):
+        get_pass("InferTyp")
+    with pytest.raises(PassNotFound, match="malformed pass"):
+        get_pass("Infer Type{")
+
+
+def test_options_come_from_dataclass_fields() -> None:
+    from relaylang.transform.pass_infra import _parse_options
+    assert _parse_options(Counting, "times=3") == {"times": 3}
+    with pytest.raises(PassNotFound, match="has no option `bogus`"):
+        _parse_options(Counting, "bogus=1")
+    assert pass_text(Counting(times=2)) == "Counting{times=2}"
+
+
+def test_context_skips_passes_above_opt_level_or_disabled_unless_required() -> None:
+    mod = rl.parse(TEXT)
+    log: list[str] = []
+    seq = Sequential([Counting(log=log)])
+    with PassContext(opt_level=2):
+        seq(mod)
+    assert log == []
+    with PassContext(opt_level=3):
+        seq(mod)
+    assert log == ["Counting"]
+    with PassContext(opt_level=3, disabled_pass=["counting"]):
+        seq(mod)
+    assert log == ["Counting"]
+    with PassContext(opt_level=0, required_pass=["Counting"]):
+        seq(mod)
+    assert log == ["Counting", "Counting"]
+
+
+def test_decorators_make_passes_from_functions() -> None:
+    @module_pass(opt_level=0, name="Identity")
+    def identity(mod, ctx):
+        return mod
+
+    @function_pass(opt_level=0, name="Negate")
+    def negate(fn: Function, mod, ctx) -> Function:
+        body = rl.ir.Call(rl.op.get("negative"), (fn.body,))
+        return Function(fn.params, body, fn.ret_type, fn.type_params, fn.attrs)
+
+    mod = rl.parse(TEXT)
+    assert identity(mod) is mod
+    out = negate(mod)
+    assert isinstance(negate, FunctionPass)
+    assert "negative(%0)" in rl.astext(out)
+
+
+def test_instruments_print_time_and_verify() -> None:
+    mod = rl.parse(TEXT)
+    buf = io.StringIO()
+    timing = PassTimingInstrument()
+    with PassContext(instruments=[timing, PrintIR(after=("*",), stream=buf)]):
+        Sequential([get_pass("InferType")])(mod)
+    assert "// ----- IR after InferType -----" in buf.getvalue()
+    assert [name for name, _ in timing.timings] == ["InferType"]
+    assert "total" in timing.report()
+
+
+def test_verify_each_names_the_pass_that_broke_the_program() -> None:
+    @module_pass(opt_level=0, name="Breaker")
+    def breaker(mod, ctx):
+        fn = mod["main"]
+        bad = Function(fn.params, rl.ir.Call(rl.op.get("add"), (fn.body, rl.ir.Var("ghost"))))
+        return mod.with_function(mod.get_global_var("main"), bad)
+
+    with pytest.raises(VerifyError, match="after pass Breaker: @main has free variables %ghost"):
+        with PassContext(instruments=[VerifyEach()]):
+            Sequential([get_pass("InferType"), breaker])(rl.parse(TEXT))

@@ -1,0 +1,201 @@
+"""Polymorphic globals: inferred one call-graph component at a time, callees first, and
+generalised over their declared type parameters, so every use instantiates a closed type
+even when the result (or a parameter) is not annotated."""
+from __future__ import annotations
+
+import relaylang as rl
+from relaylang.ir.diagnostics import Diagnostic, Severity
+from relaylang.ir.expr import Call, GlobalVar
+from relaylang.ir.traverse import post_order
+from relaylang.syntax.printer import astext
+from relaylang.typing import check_module
+from relaylang.typing.scc import strongly_connected_components
+
+HEADER = '#[version = "0.0.5"]\n'
+LIST = "type List[A] { Cons(A, List[A]), Nil }\n"
+
+
+def types_of(text: str) -> dict[str, str]:
+    mod, diags = check_module(rl.parse(HEADER + text))
+    assert not [d for d in diags if d.severity is Severity.ERROR], [d.short() for d in diags]
+    return {gv.name_hint: astext(gv.checked_type) for gv in mod.functions}
+
+
+def errors(text: str) -> list[Diagnostic]:
+    _, diags = check_module(rl.parse(HEADER + text))
+    return [d for d in diags if d.severity is Severity.ERROR]
+
+
+def global_call_type_args(text: str, caller: str) -> list[tuple[str, list[str]]]:
+    mod, diags = check_module(rl.parse(HEADER + text), type_args=True)
+    assert not diags, [d.short() for d in diags]
+    return [(n.op.name_hint, [astext(t) for t in n.type_args]) for n in post_order(mod[caller])
+            if isinstance(n, Call) and isinstance(n.op, GlobalVar)]
+
+
+# ---------------------------------------------------------------- generalisation
+
+def test_unannotated_result_is_generalised_and_used_at_two_types() -> None:
+    text = ("def @id[A](%p: A) { %p }\n"
+            "def @main(%x: float32, %i: int32) { (add(@id(%x), 1f), @id(%i)) }")
+    assert types_of(text) == {"id": "fn [A](A) -> A",
+                              "main": "fn (float32, int32) -> (float32, int32)"}
+
+
+def test_caller_defined_before_the_polymorphic_global() -> None:
+    text = ("def @main(%x: float32, %i: int32) { (@id(%x), @id(%i)) }\n"
+            "def @id[A](%p: A) { %p }")
+    assert types_of(text)["main"] == "fn (float32, int32) -> (float32, int32)"
+
+
+def test_polymorphic_global_used_at_three_types() -> None:
+    text = (LIST + "def @dup[A](%x: A) { (%x, %x) }\n"
+            "def @main(%f: float32, %i: int32, %l: List[bool]) { (@dup(%f), @dup(%i), @dup(%l)) }")
+    types = types_of(text)
+    assert types["dup"] == "fn [A](A) -> (A, A)"
+    assert types["main"] == ("fn (float32, int32, List[bool]) -> ((float32, float32), "
+                             "(int32, int32), (List[bool], List[bool]))")
+
+
+def test_generalised_through_a_chain_of_polymorphic_globals() -> None:
+    text = ("def @main(%x: float32, %b: bool) { (@outer(%x), @outer(%b)) }\n"
+            "def @outer[B](%y: B) { @inner(%y) }\n"
+            "def @inner[A](%p: A) { (%p, 1) }")
+    types = types_of(text)
+    assert types["outer"] == "fn [B](B) -> (B, int32)"
+    assert types["main"] == "fn (float32, bool) -> ((float32, int32), (bool, int32))"
+
+
+def test_unannotated_polymorphic_map_over_a_list_used_at_two_element_types() -> None:
+    text = (LIST + "def @map[A, B](%f: fn (A) -> B, %xs: List[A]) { match (%xs) { "
+            "Cons(%h, %t) => Cons(%f(%h), @map(%f, %t)), Nil => Nil } }\n"
+            "def @main(%a: List[float32], %b: List[int32]) { "
+            "(@map(fn (%v: float32) { less(%v, 0f) }, %a), "
+            "@map(fn (%v: int32) { cast(%v, dtype=\"float32\") }, %b)) }")
+    types = types_of(text)
+    assert types["map"] == "fn [A, B](fn (A) -> B, List[A]) -> List[B]"
+    assert types["main"] == ("fn (List[float32], List[int32]) -> "
+                             "(List[bool], List[float32])")
+
+
+def test_type_arguments_are_recorded_per_use_and_at_a_monomorphic_recursive_call() -> None:
+    text = (LIST + "def @map[A, B](%f: fn (A) -> B, %xs: List[A]) { match (%xs) { "
+            "Cons(%h, %t) => Cons(%f(%h), @map(%f, %t)), Nil => Nil } }\n"
+            "def @id[A](%p: A) { %p }\n"
+            "def @main(%a: List[float32]) { (@map(fn (%v: float32) { less(%v, 0f) }, %a), "
+            "@id(1), @id(%a)) }")
+    assert sorted(global_call_type_args(text, "main")) == [
+        ("id", ["List[float32]"]), ("id", ["int32"]), ("map", ["float32", "bool"])]
+    # Inside its own component @map is used at its own type parameters.
+    assert global_call_type_args(text, "map") == [("map", ["A", "B"])]
+
+
+def test_global_without_type_parameters_still_gets_its_types_from_a_polymorphic_caller() -> None:
+    text = ("def @helper(%x) { %x }\n"
+            "def @poly[A](%a: A) { @helper(1f) }\n"
+            "def @main() { (@poly(1), @poly(True)) }")
+    types = types_of(text)
+    assert types["helper"] == "fn (float32) -> float32"
+    assert types["poly"] == "fn [A](A) -> float32"
+
+
+def test_result_known_only_through_an_op_relation_is_generalised() -> None:
+    text = ("def @scale[A](%tag: A, %x: float32) { (%tag, multiply(%x, 2f)) }\n"
+            "def @main() { (@scale(1, 1f), @scale(True, 2f)) }")
+    assert types_of(text)["main"] == "fn () -> ((int32, float32), (bool, float32))"
+
+
+# ---------------------------------------------------------------- recursion
+
+def test_polymorphic_recursion_through_a_fully_annotated_global() -> None:
+    text = ("def @depth[A](%x: A, %n: int32) -> int32 { if (less(%n, 1)) { 0 } else { "
+            "add(@depth((%x, %x), subtract(%n, 1)), 1) } }\n"
+            "def @main() { (@depth(1f, 3), @depth(True, 2)) }")
+    assert types_of(text)["main"] == "fn () -> (int32, int32)"
+    assert global_call_type_args(text, "depth") == [("depth", ["(A, A)"])]
+
+
+def test_polymorphic_recursion_without_a_result_annotation_is_an_error_with_a_note() -> None:
+    text = ("def @depth[A](%x: A, %n: int32) { if (less(%n, 1)) { 0 } else { "
+            "add(@depth((%x, %x), subtract(%n, 1)), 1) } }")
+    [err] = errors(text)
+    assert "expected A, found (A, A)" in err.message
+    assert (err.span.line, err.span.column) == (2, 76)
+    assert any("recursive group" in note.message for note in err.notes)
+
+
+def test_mutually_recursive_polymorphic_globals() -> None:
+    text = ("def @even[A](%x: A, %n: int32) -> bool { if (equal(%n, 0)) { True } else { "
+            "@odd(%x, subtract(%n, 1)) } }\n"
+            "def @odd[A](%x: A, %n: int32) { if (equal(%n, 0)) { False } else { "
+            "@even(%x, subtract(%n, 1)) } }\n"
+            "def @main() { (@odd(1f, 3), @even((1, 2), 4), @odd(True, 1)) }")
+    types = types_of(text)
+    assert types["odd"] == "fn [A](A, int32) -> bool"
+    assert types["main"] == "fn () -> (bool, bool, bool)"
+
+
+def test_mutual_recursion_without_result_annotations_is_monomorphic_with_a_note() -> None:
+    # One component, neither signature complete: each uses the other at its own type
+    # parameters (GHC does the same with partial signatures), so the two `A`s clash.
+    text = ("def @ping[A](%x: A, %n: int32) { if (equal(%n, 0)) { 0 } else { "
+            "@pong(%x, subtract(%n, 1)) } }\n"
+            "def @pong[A](%x: A, %n: int32) { if (equal(%n, 0)) { 1 } else { "
+            "@ping(%x, subtract(%n, 1)) } }")
+    errs = errors(text)
+    assert [(d.span.line, d.span.column) for d in errs] == [(2, 71), (3, 71)]
+    assert all("expected A, found A" in d.message for d in errs)
+    assert all("recursive group" in d.notes[-1].message for d in errs)
+    # Annotating one result breaks the cycle for the checker: it is closed up front.
+    types = types_of(text.replace("@pong[A](%x: A, %n: int32)", "@pong[A](%x: A, %n: int32) -> int32")
+                     + "\ndef @main() { (@ping(1f, 3), @pong(True, 2)) }")
+    assert types["ping"] == "fn [A](A, int32) -> int32"
+    assert types["main"] == "fn () -> (int32, int32)"
+
+
+# ---------------------------------------------------------------- errors
+
+def test_body_forcing_a_type_parameter_to_a_tensor_is_an_error_at_the_body() -> None:
+    text = ("def @f[A](%x: A) { let %y: float32 = %x; %y }\n"
+            "def @main() { (@f(1), @f(2f)) }")
+    [err] = errors(text)
+    assert "expected float32, found A" in err.message
+    assert (err.span.line, err.span.column) == (2, 38)
+
+
+def test_op_applied_to_a_type_parameter_names_it_at_the_argument() -> None:
+    [err] = errors("def @f[A](%x: A) { add(%x, 1f) }\ndef @main() { @f(1) }")
+    assert "`add` cannot take argument 1 of type A: type parameter A" in err.message
+    assert (err.span.line, err.span.column) == (2, 24)
+
+
+def test_non_generalised_hole_still_conflicts_between_uses() -> None:
+    # %q is not a declared type parameter: it is shared by every use of @f.
+    [err] = errors("def @f[A](%p: A, %q) { %p }\ndef @main() { (@f(1, 2f), @f(1, 3)) }")
+    assert "expected float32, found int32" in err.message
+
+
+# ---------------------------------------------------------------- scale
+
+def test_components_of_a_100k_cycle_and_a_100k_path_without_recursion() -> None:
+    n = 100_000
+    cycle = {i: [(i + 1) % n] for i in range(n)}
+    assert [len(c) for c in strongly_connected_components(list(range(n)), cycle)] == [n]
+    path = {i: [i + 1] for i in range(n - 1)}
+    assert strongly_connected_components(list(range(n)), path) == [[i] for i in reversed(range(n))]
+
+
+def test_components_in_dependency_order() -> None:
+    edges = {"main": ["a", "b"], "a": ["b"], "b": ["c"], "c": ["b"], "d": []}
+    assert strongly_connected_components(["main", "a", "b", "c", "d"], edges) == \
+        [["b", "c"], ["a"], ["main"], ["d"]]
+
+
+def test_long_call_chain_of_polymorphic_globals() -> None:
+    n = 2_000
+    defs = "".join(f"def @f{i}[A](%x: A) {{ @f{i + 1}(%x) }}\n" for i in range(n))
+    text = (f"def @main() {{ (@f0(1f), @f0(True)) }}\n{defs}"
+            f"def @f{n}[A](%x: A) {{ (%x, %x) }}")
+    types = types_of(text)
+    assert types["main"] == "fn () -> ((float32, float32), (bool, bool))"
+    assert types["f0"] == "fn [A](A) -> (A, A)"

@@ -26,7 +26,6 @@ from ..ir.traverse import rewrite
 from ..ir.types import TensorType
 from ..op import get as get_op
 from ..op.transform import ExpandDimsAttrs
-from .infer_type import InferType
 from .pass_infra import ModulePass, PassContext, register_pass
 
 
@@ -37,15 +36,15 @@ class CanonicalizeOps(ModulePass):
 
     name: ClassVar[str] = "CanonicalizeOps"
     opt_level: ClassVar[int] = 3
+    required: ClassVar[tuple[str, ...]] = ("InferType",)
+    types_result: ClassVar[bool] = True
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        if any(fn.checked_type is None for fn in mod.functions.values()):
-            mod = InferType().transform_module(mod, ctx)
         out = mod.copy()
         for gv, fn in mod.functions.items():
             if not is_opaque(fn):
                 out.functions[gv] = rewrite(fn, _canonicalize)
-        return InferType().transform_module(out, ctx)
+        return out
 
 
 def _canonicalize(old: Expr, new: Expr) -> Expr | None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..ir.module import IRModule
-from ..typing import infer_types
+from ..typing import infer_types, is_typed
 from .pass_infra import ModulePass, PassContext, register_pass
 
 
@@ -24,3 +24,6 @@ class InferType(ModulePass):
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         return infer_types(mod)
+
+    def already_holds(self, mod: IRModule) -> bool:
+        return is_typed(mod)

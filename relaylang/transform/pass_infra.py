@@ -8,6 +8,12 @@ pass derives from `ModulePass` (one method over the whole module) or
 of a `Sequential` run (opt level, required and disabled passes) and calls the
 instruments before and after each pass: that is how `--print-after-all`,
 `--time-passes` and `--verify-each` work, without prints inside passes.
+
+What a pass needs and promises is declared, once, on its class, and the context
+honours it for every pass it runs, inside a `Sequential` or alone:
+`required` names passes that run first (a required pass whose effect already
+holds, such as InferType on a typed module, is skipped), and `types_result`
+says the result is re-typed when the pass built new, untyped functions.
 """
 from __future__ import annotations
 
@@ -20,6 +26,7 @@ from typing import Any, Callable, ClassVar, Iterator, Sequence
 
 from ..ir.expr import Function
 from ..ir.module import IRModule
+from ..typing import infer_types, is_typed
 
 
 @dataclass(frozen=True)
@@ -34,11 +41,20 @@ class Pass:
 
     name: ClassVar[str] = "Pass"
     opt_level: ClassVar[int] = 0
+    # Passes the context runs before this one (TVM's `required`), by name.
     required: ClassVar[tuple[str, ...]] = ()
+    # The context types the result when the pass leaves new, untyped functions (passes
+    # that read and build typed IR return typed modules, as TVM's do).
+    types_result: ClassVar[bool] = False
 
     @property
     def info(self) -> PassInfo:
         return PassInfo(self.name, self.opt_level, tuple(self.required))
+
+    def already_holds(self, mod: IRModule) -> bool:
+        """Whether running this pass as a requirement would change nothing (InferType on a
+        typed module); the context then skips it."""
+        return False
 
     def __call__(self, mod: IRModule) -> IRModule:
         return PassContext.current().run(self, mod)
@@ -84,8 +100,6 @@ class Sequential(ModulePass):
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         for p in self.passes:
             if ctx.should_run(p.info):
-                for required in p.info.required:
-                    mod = ctx.run(get_pass(required), mod)
                 mod = ctx.run(p, mod)
         return mod
 
@@ -147,15 +161,32 @@ class PassContext:
             return True
         return info.opt_level <= self.opt_level and name not in self._names(self.disabled_pass)
 
+    def _establish(self, names: Sequence[str], mod: IRModule) -> IRModule:
+        """`mod` after the required passes `names` whose effect does not already hold.
+        They are preconditions the context sets up, not steps of the pipeline: the
+        instruments (print-after-all, timing) see only the passes that were asked for."""
+        for name in names:
+            required = get_pass(name)
+            if not required.already_holds(mod):
+                mod = self._apply(required, self._establish(required.required, mod))
+        return mod
+
+    def _apply(self, p: Pass, mod: IRModule) -> IRModule:
+        out = p.transform_module(mod, self)
+        return infer_types(out) if p.types_result and not is_typed(out) else out
+
     def run(self, p: Pass, mod: IRModule) -> IRModule:
+        """Run `p` on `mod`: its required passes first, then the pass between the
+        instruments' hooks (which see the typed result of a `types_result` pass)."""
         if isinstance(p, Sequential):      # a container: instruments see the passes inside
             return p.transform_module(mod, self)
         info = p.info
         if not all(inst.should_run(mod, info) for inst in self.instruments):
             return mod
+        mod = self._establish(info.required, mod)
         for inst in self.instruments:
             inst.run_before_pass(mod, info)
-        out = p.transform_module(mod, self)
+        out = self._apply(p, mod)
         for inst in self.instruments:
             inst.run_after_pass(out, info)
         return out

@@ -34,7 +34,6 @@ from ..ir.traverse import rewrite
 from ..ir.types import TensorType, Type
 from ..op import get as get_op
 from ..op.transform import ReshapeAttrs, TransposeAttrs
-from .infer_type import InferType
 from .pass_infra import ModulePass, PassContext, register_pass
 
 # op name -> (argument positions that may hold the neutral constant, its value)
@@ -49,15 +48,15 @@ class SimplifyExpr(ModulePass):
 
     name: ClassVar[str] = "SimplifyExpr"
     opt_level: ClassVar[int] = 0
+    required: ClassVar[tuple[str, ...]] = ("InferType",)
+    types_result: ClassVar[bool] = True      # the output is typed, as the input
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        if any(fn.checked_type is None for fn in mod.functions.values()):
-            mod = InferType().transform_module(mod, ctx)
         out = mod.copy()
         for gv, fn in mod.functions.items():
             if not is_opaque(fn):
                 out.functions[gv] = _Simplifier().run(fn)
-        return InferType().transform_module(out, ctx)     # the output is typed, as the input
+        return out
 
 
 class _Simplifier:

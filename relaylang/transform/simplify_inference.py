@@ -35,7 +35,6 @@ from ..ir.types import TensorType
 from ..op.reduce import ReduceAttrs, VarianceAttrs
 from ..op.registry import get as get_op
 from ..op.transform import ExpandDimsAttrs
-from ..typing import infer_types
 from .pass_infra import FunctionPass, PassContext, register_pass
 
 # Relative and absolute tolerance within which simplified programs match the originals.
@@ -49,13 +48,10 @@ class SimplifyInference(FunctionPass):
 
     name: ClassVar[str] = "SimplifyInference"
     opt_level: ClassVar[int] = 0
-
-    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        if any(fn.checked_type is None for fn in mod.functions.values()):
-            mod = infer_types(mod)
-        # Retyped afterwards so that the new nodes carry types like the old ones (and a
-        # second run prints the same text).
-        return infer_types(super().transform_module(mod, ctx))
+    required: ClassVar[tuple[str, ...]] = ("InferType",)
+    # Retyped afterwards so that the new nodes carry types like the old ones (and a
+    # second run prints the same text).
+    types_result: ClassVar[bool] = True
 
     def transform_function(self, fn: Function, mod: IRModule, ctx: PassContext) -> Function:
         out = rewrite(fn, _simplify)

@@ -38,6 +38,13 @@ def infer_types(mod: IRModule, *, type_args: bool = False) -> IRModule:
     return typed
 
 
+def is_typed(mod: IRModule) -> bool:
+    """Whether every function of `mod` already carries its type. IR nodes are immutable
+    and a checked type is set once, on the whole function at a time, so a typed function
+    is typed throughout; a pass that changes a function makes a new, untyped one."""
+    return all(fn.checked_type is not None for fn in mod.functions.values())
+
+
 def _binding_vars(fn: Function, nodes: list[Expr]) -> list:
     out = list(fn.params)
     for node in nodes:

@@ -26,6 +26,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from ...ir.expr import Call, Expr, Function, If, Let, Match, Op, Tuple, Var
 from ...ir.module import IRModule
@@ -35,7 +36,6 @@ from ...ir.types import TensorType
 from ...op.registry import OpPattern, get_op_def
 from ...op.registry import get as get_op
 from ...op.transform import ConcatenateAttrs
-from ...typing import infer_types
 from ..pass_infra import FunctionPass, PassContext
 
 Branch = list[Call]            # the op, then the elementwise calls that follow it
@@ -131,16 +131,13 @@ class CombineParallelPass(FunctionPass):
     `min_num_branches` field and say which combiner runs."""
 
     min_num_branches: int
+    # Combiners read checked types; the combined ops need theirs afterwards.
+    required: ClassVar[tuple[str, ...]] = ("InferType",)
+    types_result: ClassVar[bool] = True
 
     @abstractmethod
     def combiner(self) -> Combiner:
         """The combiner this pass runs on each function."""
-
-    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        # Combiners read checked types; the combined ops need theirs afterwards.
-        if any(fn.checked_type is None for fn in mod.functions.values()):
-            mod = infer_types(mod)
-        return infer_types(super().transform_module(mod, ctx))
 
     def transform_function(self, fn: Function, mod: IRModule, ctx: PassContext) -> Function:
         return combine_function(fn, self.combiner(), self.min_num_branches)

@@ -62,7 +62,6 @@ class CombineParallelConv2D(CombineParallelPass):
 
     name: ClassVar[str] = "CombineParallelConv2D"
     opt_level: ClassVar[int] = 4
-    required: ClassVar[tuple[str, ...]] = ("InferType",)
     min_num_branches: int = 3
 
     def combiner(self) -> Combiner:

@@ -68,7 +68,6 @@ class CombineParallelDense(CombineParallelPass):
 
     name: ClassVar[str] = "CombineParallelDense"
     opt_level: ClassVar[int] = 4
-    required: ClassVar[tuple[str, ...]] = ("InferType",)
     min_num_branches: int = 3
     to_batch: bool = True        # TVM's Python keyword (the C++ calls it to_batch_matmul)
 

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ...ir.module import IRModule
-from ...typing import infer_types
 from ..fold_constant import FoldConstant
 from ..pass_infra import ModulePass, Pass, PassContext, PassInfo, register_pass
 from .backward import BackwardFoldScaleAxis
@@ -36,6 +35,7 @@ class FoldScaleAxis(ModulePass):
 
     name: ClassVar[str] = "FoldScaleAxis"
     opt_level: ClassVar[int] = 3
+    types_result: ClassVar[bool] = True     # FoldConstant leaves its new constants untyped
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         passes: tuple[Pass, ...] = (BackwardFoldScaleAxis(), ForwardFoldScaleAxis(),
@@ -44,4 +44,4 @@ class FoldScaleAxis(ModulePass):
             # Level 0: only `disabled_pass` can stop a step, not the opt level.
             if ctx.should_run(PassInfo(p.name, 0)):
                 mod = ctx.run(p, mod)
-        return infer_types(mod)          # FoldConstant leaves its new constants untyped
+        return mod

@@ -27,7 +27,6 @@ from ...ir.normal_forms import is_opaque
 from ...ir.types import TensorType
 from ...op import get as get_op
 from ...op.transform import ExpandDimsAttrs, RepeatAttrs, SqueezeAttrs
-from ...typing import infer_types
 
 CONVS = ("nn.conv2d", "nn.conv3d")
 RELUS = ("nn.relu", "nn.leaky_relu")
@@ -172,15 +171,9 @@ def foldable_consumer(consumer: Call) -> bool:
 def transform_typed_functions(mod: IRModule, transform: Callable[[Function], Function]
                               ) -> IRModule:
     """`transform` applied to each global function but fused (`Primitive`) ones. The rules
-    read argument types, so an untyped module is type-checked first (TVM lists InferType
-    as required), and a changed one again so that new nodes carry types too."""
-    if any(fn.checked_type is None for fn in mod.functions.values()):
-        mod = infer_types(mod)
+    read argument types: the passes require InferType and type their results."""
     out = mod.copy()
-    changed = False
     for gv, fn in mod.functions.items():
         if not is_opaque(fn):
-            new = transform(fn)
-            changed = changed or new is not fn
-            out.functions[gv] = new
-    return infer_types(out) if changed else out
+            out.functions[gv] = transform(fn)
+    return out

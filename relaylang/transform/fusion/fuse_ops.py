@@ -56,7 +56,6 @@ from ...ir.normal_forms import is_opaque, opaque_children
 from ...ir.traverse import post_order
 from ...ir.types import TensorType
 from ...op import OpPattern, get_op_def
-from ...typing import infer_types
 from ..pass_infra import ModulePass, PassContext, register_pass
 from .dominators import dataflow_graph
 
@@ -72,15 +71,18 @@ class FuseOps(ModulePass):
     opt_level: ClassVar[int] = 0
     fuse_opt_level: int = -1           # -1: the PassContext's opt_level; 0: no fusion
     max_fuse_depth: int = 256          # TVM's relay.FuseOps.max_depth
+    # Parameters of the new functions need types; the output is typed, as TVM's, so
+    # that a second run changes nothing.
+    required: ClassVar[tuple[str, ...]] = ("InferType",)
+    types_result: ClassVar[bool] = True
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         level = self.fuse_opt_level if self.fuse_opt_level >= 0 else ctx.opt_level
-        mod = infer_types(mod)         # parameters of the new functions need types
         out = mod.copy()
         for gv, fn in mod.functions.items():
             if not is_opaque(fn):
                 out.functions[gv] = fuse_ops(fn, fuse=level > 0, max_size=self.max_fuse_depth)
-        return infer_types(out)        # typed output, as TVM's: a second run changes nothing
+        return out
 
 
 @dataclass

@@ -35,7 +35,6 @@ from typing import ClassVar
 
 from ...ir.expr import Function
 from ...ir.module import IRModule
-from ...typing import infer_types
 from ..pass_infra import FunctionPass, PassContext, register_pass
 from .desired_layouts import DesiredLayouts
 from .rewrite import rewrite_layouts
@@ -46,14 +45,8 @@ DEFAULT_DESIRED = DesiredLayouts.of({"nn.conv2d": ("NHWC", "default")})
 
 def convert_layouts(mod: IRModule, desired: DesiredLayouts, ctx: PassContext,
                     apply: Callable[[IRModule, PassContext], IRModule]) -> IRModule:
-    """`mod` typed, each function rewritten by `apply`, retyped when anything changed."""
-    if any(fn.checked_type is None for fn in mod.functions.values()):
-        mod = infer_types(mod)
-    if not desired.entries:
-        return mod
-    out = apply(mod, ctx)
-    changed = any(out.functions[gv] is not fn for gv, fn in mod.functions.items())
-    return infer_types(out) if changed else mod
+    """`mod` (typed: the passes require InferType) with each function rewritten by `apply`."""
+    return apply(mod, ctx) if desired.entries else mod
 
 
 @register_pass
@@ -63,6 +56,8 @@ class ConvertLayout(FunctionPass):
 
     name: ClassVar[str] = "ConvertLayout"
     opt_level: ClassVar[int] = 3
+    required: ClassVar[tuple[str, ...]] = ("InferType",)
+    types_result: ClassVar[bool] = True
     desired_layouts: DesiredLayouts = DEFAULT_DESIRED   # also a dict, or "op:L[:K];..."
 
     def __post_init__(self) -> None:

@@ -1,26 +1,44 @@
 """IR objects as Relay text, for `mod.astext()` and for messages of every layer.
 
 The printer lives in the syntax layer, above the IR, because it shares the
-grammar's vocabulary. The IR and the op relations still need text (a module's
-`astext()`, a type in an error message), so this module is the one place that
-reaches up for the printer, lazily, when text is first asked for. Every other
-module below `syntax` calls these functions instead of importing the printer
-(tests/test_layers.py allows exactly this import).
+grammar's vocabulary; the IR and the op relations still need text (a module's
+`astext()`, a type in an error message). As in TVM, where `IRModule.astext`
+calls the printer registered under a global name, the printer registers itself
+here when its module loads (`set_printer`), and the first request for text
+loads that module by name if nothing has yet. So the IR never imports the layer
+above it, and every layer below `syntax` asks this module for text.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from .expr import Expr
     from .module import IRModule
     from .types import Type
 
+# The module that calls `set_printer` when imported.
+PRINTER_MODULE = "relaylang.syntax.printer"
+
+
+class Printer(Protocol):
+    def __call__(self, node: IRModule | Expr | Type, show_meta_data: bool = True) -> str: ...
+
+
+_printer: list[Printer] = []
+
+
+def set_printer(printer: Printer) -> None:
+    """Install the function that prints IR as Relay text (the syntax layer's printer)."""
+    _printer[:] = [printer]
+
 
 def astext(node: IRModule | Expr | Type, show_meta_data: bool = True) -> str:
-    """The Relay text of a module, an expression or a type (`syntax.printer.astext`)."""
-    from ..syntax.printer import astext as print_text
-    return print_text(node, show_meta_data=show_meta_data)
+    """The Relay text of a module, an expression or a type."""
+    if not _printer:
+        importlib.import_module(PRINTER_MODULE)
+    return _printer[0](node, show_meta_data=show_meta_data)
 
 
 def type_text(ty: Type | None, none: str = "") -> str:

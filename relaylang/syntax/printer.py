@@ -46,6 +46,7 @@ from ..ir.expr import (
     Var,
 )
 from ..ir.module import IRModule
+from ..ir.text import set_printer
 from ..ir.traverse import post_order
 from ..ir.types import Type, TypeData
 from .print_layout import Block, Pieces, common_scope, join, layout
@@ -416,3 +417,7 @@ _VISITORS: dict[type, Callable[[TextPrinter, Any], Visit]] = {
     RefWrite: TextPrinter._ref_write, If: TextPrinter._if, Function: TextPrinter._function,
     Let: TextPrinter._let, Match: TextPrinter._match,
 }
+
+
+# `mod.astext()` and the messages of the layers below reach the printer through ir/text.py.
+set_printer(astext)

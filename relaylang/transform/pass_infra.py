@@ -286,11 +286,11 @@ def _load_passes() -> None:
         return
     _load_passes.done = True       # type: ignore[attr-defined]
     import importlib
+    import os
     import pkgutil
-
-    from .. import transform
-    # Subpackages group the modules of one pass family (layout/, fusion/, ...).
-    for info in pkgutil.walk_packages(transform.__path__, prefix=f"{transform.__name__}."):
+    # This package's folder, and subpackages grouping one pass family (layout/, fusion/, ...).
+    here = [os.path.dirname(__file__)]
+    for info in pkgutil.walk_packages(here, prefix=f"{__package__}."):
         importlib.import_module(info.name)
 
 

@@ -22,11 +22,34 @@ _LAZY = {
     "create_executor": ("relaylang.backend.interpreter.executor", "create_executor"),
 }
 
+# The IR builder (DESIGN.md, "building IR from Python"). Op builders (`nn.conv2d`,
+# `add`, ...) are not listed: `__getattr__` finds them in the op registry.
+_BUILDER_NAMES = ("var", "const", "Function", "Let", "If", "Tuple", "TupleGetItem",
+                  "GlobalVar", "Call", "RefCreate", "RefRead", "RefWrite", "TensorType",
+                  "TupleType")
+_LAZY.update({name: ("relaylang.ir.builder", name) for name in _BUILDER_NAMES})
+
 if TYPE_CHECKING:
-    from .ir.equal import structural_equal, structural_hash
     from .backend.interpreter.executor import create_executor, evaluate
-    from .ir.module import IRModule
+    from .ir.builder import (
+        Call,
+        Function,
+        GlobalVar,
+        If,
+        Let,
+        RefCreate,
+        RefRead,
+        RefWrite,
+        TensorType,
+        Tuple,
+        TupleGetItem,
+        TupleType,
+        const,
+        var,
+    )
     from .ir.diagnostics import Diagnostic, DiagnosticError
+    from .ir.equal import structural_equal, structural_hash
+    from .ir.module import IRModule
     from .syntax.parser import parse, parse_expr
     from .syntax.printer import astext
 
@@ -40,8 +63,44 @@ def __getattr__(name: str) -> Any:
         return value
     if name in ("ir", "op", "syntax", "typing", "transform", "backend", "analysis"):
         import importlib
+        if name == "op":
+            importlib.import_module("relaylang.op.make")    # so that `rl.op.make` resolves
         return importlib.import_module(f"relaylang.{name}")
+    value = _op_builder(name)
+    if value is not None:
+        return value
     raise AttributeError(f"module 'relaylang' has no attribute {name!r}")
+
+
+_SUBMODULES: frozenset[str] | None = None
+
+
+def _submodules() -> frozenset[str]:
+    global _SUBMODULES
+    if _SUBMODULES is None:
+        import pkgutil
+        _SUBMODULES = frozenset(m.name for m in pkgutil.iter_modules(__path__))
+    return _SUBMODULES
+
+
+def _op_builder(name: str) -> Any:
+    """`rl.add`, `rl.nn` (and `rl.nn.conv2d`): an op builder or op namespace of
+    `relaylang.op.make`, or None. Existing names win: a submodule of relaylang
+    (imported or not) is never shadowed by an op; the op stays reachable as
+    `rl.op.make.<name>`."""
+    if name.startswith("_") or name in _submodules():
+        return None
+    from .op.make import namespace
+    try:
+        return getattr(namespace(""), name)     # the registry's root ops and namespaces
+    except AttributeError:
+        return None
+
+
+def __dir__() -> list[str]:
+    from .op.make import namespace
+    public = {m for m in _submodules() if not m.startswith("_")}
+    return sorted(set(globals()) | set(_LAZY) | public | set(dir(namespace(""))))
 
 
 __all__ = sorted(_LAZY) + ["__version__"]

@@ -78,6 +78,65 @@ class IRModule:
     def add_type_definition(self, data: TypeData) -> None:
         self.type_definitions[data.header] = data
 
+    @staticmethod
+    def from_expr(expr: "Expr", functions: dict[GlobalVar | str, Function] | None = None,
+                  type_defs: dict[GlobalTypeVar, TypeData] | list[TypeData] | None = None
+                  ) -> IRModule:
+        """A module whose entry is `expr`, as TVM's `IRModule.from_expr`.
+
+        A `Function` becomes `@main` (or the name in its `global_symbol` attribute);
+        any other expression is wrapped in a function over its free variables (in
+        order of first use) and its free type variables. `functions` adds further
+        globals: keys are `GlobalVar`s, or names, for which a same-named `GlobalVar`
+        already used in `expr` or in those functions is reused, so calls resolve.
+        If a global is already named `main`, the entry becomes `main_1` (TVM's rule).
+        """
+        from .analysis import free_type_vars, free_vars
+        from .expr import Expr
+        from .traverse import pre_order
+
+        if not isinstance(expr, Expr):
+            raise TypeError(f"IRModule.from_expr: expected a Relay expression, "
+                            f"got {type(expr).__name__}")
+        funcs = dict(functions or {})
+        named: dict[str, GlobalVar] = {}
+        if any(isinstance(key, str) for key in funcs):
+            for root in (expr, *funcs.values()):
+                for node in pre_order(root):
+                    if isinstance(node, GlobalVar):
+                        named.setdefault(node.name_hint, node)
+        globals_: dict[GlobalVar, Function] = {}
+        for key, fn in funcs.items():
+            if isinstance(key, str):
+                name = key.removeprefix("@")
+                key = named.get(name) or GlobalVar(name)
+            if not isinstance(key, GlobalVar) or not isinstance(fn, Function):
+                raise TypeError("IRModule.from_expr: functions maps GlobalVars (or names) to "
+                                f"Functions, got {type(key).__name__} -> {type(fn).__name__}")
+            globals_[key] = fn
+        defs = type_defs.values() if isinstance(type_defs, dict) else (type_defs or ())
+        mod = IRModule(globals_, {d.header: d for d in defs})
+
+        name = None
+        if isinstance(expr, Function):
+            symbol = expr.attrs.get("global_symbol") if expr.attrs is not None else None
+            name = symbol if isinstance(symbol, str) and symbol else None
+            func = expr
+        else:
+            func = Function(tuple(free_vars(expr)), expr, None,
+                            tuple(free_type_vars(expr)))
+        taken = {gv.name_hint for gv in mod.functions}
+        if name in taken:
+            raise ValueError(f"IRModule.from_expr: the function's global_symbol @{name} "
+                             "is already defined in functions")
+        if name is None:
+            name, suffix = "main", 0
+            while name in taken:
+                suffix += 1
+                name = f"main_{suffix}"
+        mod.functions[GlobalVar(name)] = func
+        return mod
+
     # ------------------------------------------------------------ printing
     def astext(self, show_meta_data: bool = True) -> str:
         from .text import astext

@@ -6,14 +6,14 @@ Models: GPT-2 as TVM printed it (gen_models.py), 12 layers (916 lines) and 27
 layers (2,041 lines), each one `def @main` in graph form. The edit changes one
 character of a literal in a statement halfway down (`1f` -> `2f` in
 `%N = add(..., 1f /* ty=float32 */)`): the text is still clean and the
-statement keeps its type, the case lsp/symbols_incremental.py re-analyses alone.
+statement keeps its type, the case relaylang/ide/symbols/incremental.py re-analyses alone.
 
 For each model the median of `--repeat` runs of
 
   full         analyze(edited, incremental=False): parse, type check, index
   incremental  analyze(edited, previous=analysis of the text before the edit)
   enter        analyze(text with a blank line added above that statement, previous=...):
-               no token changed, the analysis moves (lsp/symbols_lines.py)
+               no token changed, the analysis moves (relaylang/ide/symbols/lines.py)
   fallback     analyze(broken, previous=...) where the edit is a syntax error
                (`1f` -> `1f;`): the incremental path declines, a full analysis runs
 
@@ -31,8 +31,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))           # the `lsp` package, not this folder's lsp.py
-from lsp.analysis import analyze
+sys.path.insert(0, str(ROOT))           # this checkout's relaylang
+from relaylang.ide.analysis import analyze
 
 sys.path.insert(1, str(ROOT / "benchmarks"))
 import gen_models

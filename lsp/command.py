@@ -1,13 +1,18 @@
 """`relay lsp [--tcp HOST:PORT]`: start the language server (stdio by default).
 
-Only argparse here: pygls and the analysis are imported when the command runs,
-so `relay --help` does not pay for them.
+The `relay` command finds this subcommand through the entry-point group
+`relaylang.commands` (pyproject.toml): relaylang never imports `lsp`. Only argparse
+here: pygls and the analysis are imported when the command runs, so `relay --help`
+does not pay for them.
 """
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .server import RelayLanguageServer
 
 
 def _host_port(text: str) -> tuple[str, int]:
@@ -18,10 +23,21 @@ def _host_port(text: str) -> tuple[str, int]:
     return (host or "127.0.0.1"), int(port)
 
 
+def create_server() -> RelayLanguageServer:
+    """A server with every feature registered (handlers_*.py hold the feature handlers)."""
+    from .handlers_editing import register_editing
+    from .handlers_navigation import register_navigation
+    from .server import RelayLanguageServer, register_sync
+    server = RelayLanguageServer()
+    register_sync(server)
+    register_navigation(server)
+    register_editing(server)
+    return server
+
+
 def cmd_lsp(args: argparse.Namespace) -> int:
     import logging
 
-    from .server import create_server
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="relay lsp: %(levelname)s: %(message)s")
     # The analysis thread holds the GIL for long stretches; a short switch interval hands it

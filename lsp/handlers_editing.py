@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
 
+from relaylang.ide.preview import OFFERED_PASSES, preview_pass
+
 from . import editing
-from .preview import OFFERED_PASSES, preview_pass
 
 if TYPE_CHECKING:
     from .server import RelayLanguageServer
@@ -180,7 +181,9 @@ def _register_code_actions(server: RelayLanguageServer) -> None:
     @server.command(PREVIEW_COMMAND)
     async def preview(ls: Any, *args: Any) -> dict[str, Any]:
         """Arguments: document URI, pipeline (`FoldConstant` or `A,B{x=1}`), function name
-        (optional). Returns what `relay opt FILE -p PIPELINE` prints (see preview.py)."""
+        (optional). Returns what `relay opt FILE -p PIPELINE` prints (relaylang/ide/preview.py):
+        {"output": its stdout, "errors": its stderr, "exitCode", "function": the definition
+        of the function in the output (None if absent or not asked)}."""
         if len(args) not in (2, 3) or not all(isinstance(x, str) for x in args):
             raise ValueError(f"{PREVIEW_COMMAND} expects (uri, pipeline[, function]); "
                              f"got {list(args)!r}")
@@ -188,4 +191,6 @@ def _register_code_actions(server: RelayLanguageServer) -> None:
         function = args[2] if len(args) == 3 else None
         text = ls.workspace.get_text_document(uri).source
         path = to_fs_path(uri) or uri
-        return await asyncio.to_thread(preview_pass, text, path, pipeline, function)
+        found = await asyncio.to_thread(preview_pass, text, path, pipeline, function)
+        return {"output": found.output, "errors": found.errors, "exitCode": found.exit_code,
+                "function": found.function}

@@ -1,6 +1,6 @@
 """Navigation handlers: hover, definition, references, highlights, rename, symbols,
 folding and call hierarchy. Each converts the LSP position to a 1-based code-point
-(line, column), asks navigation.py, and converts the spans it returns."""
+(line, column), asks relaylang/ide/navigation.py, and converts the spans it returns."""
 from __future__ import annotations
 
 import asyncio
@@ -11,7 +11,8 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pygls.uris import to_fs_path
 
-from . import navigation
+from relaylang.ide import navigation
+
 from .positions import LineIndex
 
 if TYPE_CHECKING:

@@ -1,8 +1,8 @@
 """The Relay language server: pygls wiring of the analysis, navigation and editing help.
 
-Every feature is a thin handler here: it converts LSP positions to spans
-(positions.py), asks a pure function (analysis.py, navigation.py, editing.py,
-relaylang/ide/completion.py), and converts the answer back. Analysis runs on
+Every feature is a thin handler (handlers_*.py): it converts LSP positions to spans
+(positions.py), asks a pure function of relaylang/ide/ (analysis, navigation, editing,
+completion), and converts the answer back. Analysis runs on
 a worker thread (worker.py); requests that need it await the analysis of the
 text the editor has now. Completion and signature help are lexical and read
 the live text directly, so they answer while an analysis is still running.
@@ -15,13 +15,13 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
+from relaylang.ide.analysis import analyze
 from relaylang.ide.prefix_scan import PrefixScanner
+from relaylang.ide.workspace import WorkspaceFiles
 
-from .analysis import analyze
 from .diagnostics import to_lsp_diagnostic
 from .positions import LineIndex
 from .worker import AnalysisWorker, IdleCollector
-from .workspace_files import WorkspaceFiles
 
 
 def _version() -> str:
@@ -89,18 +89,8 @@ class RelayLanguageServer(LanguageServer):
         self._scanners.pop(uri, None)
 
 
-def create_server() -> RelayLanguageServer:
-    """A server with every feature registered (handlers_*.py hold the feature handlers)."""
-    from .handlers_editing import register_editing
-    from .handlers_navigation import register_navigation
-    server = RelayLanguageServer()
-    _register_sync(server)
-    register_navigation(server)
-    register_editing(server)
-    return server
-
-
-def _register_sync(server: RelayLanguageServer) -> None:
+def register_sync(server: RelayLanguageServer) -> None:
+    """Document synchronisation: open, change and close feed the analysis worker."""
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: RelayLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
         ls.submit(params.text_document.uri)

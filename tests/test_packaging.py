@@ -30,7 +30,10 @@ def test_wheel_contains_grammar_and_entry_point(wheel: Path) -> None:
     assert "relaylang/grammar/relay.lark" in names
     assert "relaylang/syntax/parser.py" in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "relay = relaylang.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    text = zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "relay = relaylang.cli:main" in text
+    # `relay lsp` joins the command through this group: relaylang never imports lsp
+    assert "[relaylang.commands]\nlsp = lsp.command:add_lsp_parser" in text
 
 
 def test_installed_wheel_parses_outside_the_checkout(wheel: Path, tmp_path: Path) -> None:
@@ -49,7 +52,7 @@ def test_installed_wheel_parses_outside_the_checkout(wheel: Path, tmp_path: Path
     assert result.stdout.split() == ["site-packages", "1"]
     cli = subprocess.run([str(env_dir / "bin" / "relay"), "--help"], cwd=tmp_path,
                          capture_output=True, text=True)
-    assert cli.returncode == 0 and "parse" in cli.stdout
+    assert cli.returncode == 0 and "parse" in cli.stdout and "lsp" in cli.stdout
 
 
 def test_parser_tables_are_cached_between_runs(tmp_path: Path) -> None:

@@ -1,126 +1,22 @@
-"""The `relay` command (DESIGN.md "The command line").
+"""`relay run FILE`: run a function with the reference interpreter.
 
-Exit status: 0 success, 1 diagnostics reported, 2 usage error. Subcommands
-import what they need when they run, so `relay --help` stays fast.
+    relay run FILE [--entry main] [--input NAME=FILE.npy] [--params FILE.npz] [--random-inputs]
+             [--time] [--full] [--output FILE.npy] [--top-k K]
+
+The result is printed as NumPy prints it (tuples one leaf per line); every problem with
+the inputs is one line `FILE: error: ...`, run-time errors point at the source.
 """
 from __future__ import annotations
 
 import argparse
-import difflib
-import os
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .common import EXIT_DIAGNOSTICS, EXIT_OK, color, parse_file, type_check
 
 if TYPE_CHECKING:
-    from .ir.expr import Function
-    from .ir.module import IRModule
-
-EXIT_OK, EXIT_DIAGNOSTICS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 70
-
-
-def _read(path: str) -> str | None:
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-        print(f"{path}: error: cannot read file: {reason}", file=sys.stderr)
-        return None
-
-
-def _color() -> bool:
-    return sys.stderr.isatty()
-
-
-def _expand(paths: Sequence[str]) -> list[str]:
-    """Files as given; directories become the `.relay` files inside them."""
-    out: list[str] = []
-    for p in paths:
-        path = Path(p)
-        if path.is_dir():
-            out.extend(str(f) for f in sorted(path.rglob("*.relay")))
-        else:
-            out.append(p)
-    return out
-
-
-def _parse_file(path: str) -> IRModule | None:
-    """The module in `path`, or None after printing why it cannot be had."""
-    from .ir.diagnostics import DiagnosticError
-    from .syntax.parser import parse
-    text = _read(path)
-    if text is None:
-        return None
-    try:
-        return parse(text, source_name=path)
-    except DiagnosticError as e:
-        print(e.render(color=_color()), file=sys.stderr)
-        return None
-
-
-def cmd_parse(args: argparse.Namespace) -> int:
-    status = EXIT_OK
-    for path in _expand(args.files):
-        if _parse_file(path) is None:
-            status = EXIT_DIAGNOSTICS
-    return status
-
-
-def cmd_check(args: argparse.Namespace) -> int:
-    from .ir.diagnostics import Severity, render_all
-    from .syntax.printer import astext
-    from .typing import check_module
-    status = EXIT_OK
-    for path in _expand(args.files):
-        mod = _parse_file(path)
-        if mod is None:
-            status = EXIT_DIAGNOSTICS
-            continue
-        typed, diagnostics = check_module(mod)
-        if diagnostics:
-            print(render_all(diagnostics, mod.sources, color=_color()), file=sys.stderr)
-        if any(d.severity is Severity.ERROR for d in diagnostics):
-            status = EXIT_DIAGNOSTICS
-            continue
-        for gv in sorted(typed.functions, key=lambda g: g.name_hint):
-            print(f"{path}: @{gv.name_hint}: {astext(gv.checked_type)}")
-    return status
-
-
-def cmd_fmt(args: argparse.Namespace) -> int:
-    from .ir.diagnostics import DiagnosticError
-    from .syntax.format import format_text
-    status = EXIT_OK
-    for path in _expand(args.files):
-        text = _read(path)
-        if text is None:
-            status = EXIT_DIAGNOSTICS
-            continue
-        try:
-            formatted = format_text(text, source_name=path)
-        except DiagnosticError as e:
-            print(e.render(color=_color()), file=sys.stderr)
-            status = EXIT_DIAGNOSTICS
-            continue
-        if formatted.dropped_comments:
-            print(f"{path}: warning: {formatted.dropped_comments} comment(s) inside definitions "
-                  "are not kept by fmt", file=sys.stderr)
-        if args.check:
-            if formatted.text != text:
-                diff = difflib.unified_diff(text.splitlines(keepends=True),
-                                            formatted.text.splitlines(keepends=True),
-                                            fromfile=path, tofile=f"{path} (formatted)")
-                sys.stdout.writelines(diff)
-                status = EXIT_DIAGNOSTICS
-        elif args.in_place:
-            if formatted.text != text:
-                Path(path).write_text(formatted.text, encoding="utf-8")
-        else:
-            sys.stdout.write(formatted.text)
-    return status
-
-
-# ---------------------------------------------------------------- relay run
+    from ..ir.expr import Function
+    from ..ir.module import IRModule
 
 
 class _RunFailed(Exception):
@@ -133,8 +29,8 @@ def _fail(where: str, message: str) -> _RunFailed:
 
 def _bind_params(args: argparse.Namespace, mod: IRModule) -> tuple[IRModule, set[str]]:
     """`mod` with the `--params` arrays bound into `@entry`, and the names bound."""
-    from .backend.params import InputSourceError, load_params
-    from .transform import BindParams, BindParamsError
+    from ..backend.params import InputSourceError, load_params
+    from ..transform import BindParams, BindParamsError
     if not any(gv.name_hint == args.entry for gv in mod.functions):
         names = ", ".join("@" + gv.name_hint for gv in mod.functions) or "none"
         raise _fail(args.file, f"the module has no function @{args.entry} (functions: {names})")
@@ -149,21 +45,10 @@ def _bind_params(args: argparse.Namespace, mod: IRModule) -> tuple[IRModule, set
         raise _fail(args.params, str(e)) from e
 
 
-def _type_check(mod: IRModule) -> IRModule | None:
-    from .ir.diagnostics import Severity, render_all
-    from .typing import check_module
-    typed, diagnostics = check_module(mod)
-    if diagnostics:
-        print(render_all(diagnostics, mod.sources, color=_color()), file=sys.stderr)
-    if any(d.severity is Severity.ERROR for d in diagnostics):
-        return None
-    return typed
-
-
 def _given_inputs(args: argparse.Namespace, fn: Function, bound: set[str]) -> dict[int, Any]:
     """The `--input` values by parameter identity."""
-    from .backend.params import InputSourceError, input_value, split_input
-    from .transform.bind_params import find_param, param_names, param_type
+    from ..backend.params import InputSourceError, input_value, split_input
+    from ..transform.bind_params import find_param, param_names, param_type
     given: dict[int, Any] = {}
     for spec in args.input:
         try:
@@ -185,9 +70,9 @@ def _gather_inputs(args: argparse.Namespace, fn: Function, bound: set[str]) -> l
     """One value per remaining parameter: given, random, or a one-line error per missing one."""
     import numpy as np
 
-    from .backend.params import InputSourceError, random_input
-    from .syntax.printer import astext
-    from .transform.bind_params import param_type
+    from ..backend.params import InputSourceError, random_input
+    from ..syntax.printer import astext
+    from ..transform.bind_params import param_type
     given = _given_inputs(args, fn, bound)
     rng = np.random.default_rng(args.seed)
     values: list[Any] = []
@@ -214,9 +99,9 @@ def _execute(args: argparse.Namespace, typed: IRModule, values: list[Any]) -> An
     """Run `@entry` on `values`; run-time errors are rendered at their source location."""
     import time
 
-    from .backend.interpreter.executor import InputError, create_executor
-    from .backend.interpreter.machine import InterpreterError
-    from .ir.diagnostics import Diagnostic, render
+    from ..backend.interpreter.executor import InputError, create_executor
+    from ..backend.interpreter.machine import InterpreterError
+    from ..ir.diagnostics import Diagnostic, render
     executor = create_executor(typed, args.entry)
     start = time.perf_counter()
     try:
@@ -225,7 +110,7 @@ def _execute(args: argparse.Namespace, typed: IRModule, values: list[Any]) -> An
         raise _fail(args.file, str(e)) from e
     except InterpreterError as e:
         diagnostic = Diagnostic.error(e.message, e.span, code="runtime")
-        raise _RunFailed(render(diagnostic, typed.sources, color=_color())) from e
+        raise _RunFailed(render(diagnostic, typed.sources, color=color())) from e
     except (RecursionError, MemoryError) as e:
         what = f"ran out of memory or stack ({type(e).__name__})"
         raise _fail(args.file, f"@{args.entry} {what}") from e
@@ -283,13 +168,13 @@ def _top_k_text(result: Any, k: int, path: str) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .ir.expr import Function
-    mod = _parse_file(args.file)
+    from ..ir.expr import Function
+    mod = parse_file(args.file)
     if mod is None:
         return EXIT_DIAGNOSTICS
     try:
         mod, bound = _bind_params(args, mod)
-        typed = _type_check(mod)
+        typed = type_check(mod)
         if typed is None:
             return EXIT_DIAGNOSTICS
         fn = typed[args.entry]
@@ -306,28 +191,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="relay", description="Tools for the Relay text IR (TVM's text format 0.0.5).")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
-
-    p = sub.add_parser("parse", help="check syntax; errors as FILE:LINE:COL: message")
-    p.add_argument("files", nargs="+", metavar="FILE", help=".relay files or directories")
-    p.set_defaults(run=cmd_parse)
-
-    p = sub.add_parser("check", help="parse and type-check; print each global's type")
-    p.add_argument("files", nargs="+", metavar="FILE", help=".relay files or directories")
-    p.set_defaults(run=cmd_check)
-
-    p = sub.add_parser("fmt", help="print files in the canonical layout")
-    p.add_argument("files", nargs="+", metavar="FILE", help=".relay files or directories")
-    mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--check", action="store_true",
-                      help="change nothing; exit 1 and show a diff if a file would change")
-    mode.add_argument("-i", "--in-place", action="store_true", help="rewrite the files")
-    p.set_defaults(run=cmd_fmt)
-
+def add_run_parser(sub: Any) -> None:
     p = sub.add_parser("run", help="run a function with the reference interpreter")
     p.add_argument("file", metavar="FILE", help="a .relay file")
     p.add_argument("--entry", default="main", help="the function to run (default: main)")
@@ -349,35 +213,3 @@ def _parser() -> argparse.ArgumentParser:
                    help="what runs the program: the reference interpreter (the LLVM backend "
                         "is not built yet)")
     p.set_defaults(run=cmd_run)
-
-    from .cli_opt import add_opt_parser
-    from .testing.command import add_test_parser
-    add_opt_parser(sub)
-    from .repl.command import add_repl_parser
-    add_repl_parser(sub)
-    add_test_parser(sub)
-    from lsp.command import add_lsp_parser
-    add_lsp_parser(sub)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    run: Callable[[argparse.Namespace], int] = args.run
-    try:
-        return run(args)
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        return EXIT_OK
-    except Exception as e:     # a bug in relaylang, not in the user's input: say so plainly
-        if os.environ.get("RELAYLANG_TRACEBACK"):
-            raise
-        print(f"relay: internal error (a bug in relaylang, please report it): "
-              f"{type(e).__name__}: {e}\n(set RELAYLANG_TRACEBACK=1 to see the traceback)",
-              file=sys.stderr)
-        return EXIT_INTERNAL
-
-
-if __name__ == "__main__":
-    sys.exit(main())

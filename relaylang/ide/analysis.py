@@ -1,27 +1,27 @@
-"""What the language server knows about one document: diagnostics, IR, symbols.
+"""What an editor knows about one document: diagnostics, IR, symbols.
 
-`analyze(text, uri, version, previous)` is pure and thread-safe (no pygls): the
-server runs it off the event loop and throws away results for superseded
+`analyze(text, uri, version, previous)` is pure and thread-safe: the language
+server (lsp/) runs it off the event loop and throws away results for superseded
 versions.
 
     analyze(text)  ->  parse with recovery (one error per broken definition)
                    ->  type-check the definitions that parsed
-                   ->  index every name occurrence (symbols_parse, symbols_ir)
+                   ->  index every name occurrence (symbols/parse.py, symbols/ir.py)
 
-Analysis survives errors, per top-level definition (symbols_defs): a
+Analysis survives errors, per top-level definition (symbols/defs.py): a
 definition that does not parse keeps its last good IR and index entries from
 `previous`, matched by name and moved by the line offset of the definition in
 the new text (entries whose token is no longer there are dropped); one that
 parses but does not type-check is indexed from the new text, with the types of
 its last good version. Type checking sets types only on a module without
 errors, so the definitions with type errors are checked apart from the rest
-(at most three rounds; see `TypeRounds`, symbols_check.py).
+(at most three rounds; see `TypeRounds`, symbols/check.py).
 
 Incremental: given `previous`, an edit of one graph statement (`%N = ...;`) of
 a clean document is re-analysed alone when it keeps the statement's type
-(symbols_incremental.py): a 2,000-line model is one definition, so this is the
+(symbols/incremental.py): a 2,000-line model is one definition, so this is the
 common case while editing one. Lines added or removed without tokens move the
-analysis (symbols_lines.py); the same text again reuses it. Every other edit,
+analysis (symbols/lines.py); the same text again reuses it. Every other edit,
 and any edit of a text with diagnostics, gets the full analysis.
 """
 from __future__ import annotations
@@ -30,18 +30,17 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from relaylang.ir.diagnostics import Diagnostic
-from relaylang.ir.expr import Function, GlobalVar
-from relaylang.ir.module import IRModule
-from relaylang.ir.types import FuncType, GlobalTypeVar, TypeData
-
-from .symbols import Occurrence, SymbolIndex
-from .symbols_check import TypeRounds, cascade_of, is_error, stand_in
-from .symbols_defs import DefinitionRange, RangeTable, definition_ranges
-from .symbols_incremental import GraphBinding, patch_statement
-from .symbols_ir import IROccurrences, SourceText
-from .symbols_lines import MAX_MOVES, LineMap, token_free_move
-from .symbols_parse import NameRecord, RecordingState, parse_recording, records_to_occurrences
+from ..ir.diagnostics import Diagnostic
+from ..ir.expr import Function, GlobalVar
+from ..ir.module import IRModule
+from ..ir.types import FuncType, GlobalTypeVar, TypeData
+from .symbols.check import TypeRounds, cascade_of, is_error, stand_in
+from .symbols.defs import DefinitionRange, RangeTable, definition_ranges
+from .symbols.incremental import GraphBinding, patch_statement
+from .symbols.index import Occurrence, SymbolIndex
+from .symbols.ir import IROccurrences, SourceText
+from .symbols.lines import MAX_MOVES, LineMap, token_free_move
+from .symbols.parse import NameRecord, RecordingState, parse_recording, records_to_occurrences
 
 
 @dataclass
@@ -55,7 +54,7 @@ class DefinitionState:
     good_key: GlobalVar | GlobalTypeVar | None = None
     parsed: Function | TypeData | None = None     # this text's IR, when the definition parsed
     # Its `%N = ...;` statements, when a one-line edit can be re-analysed alone (a clean
-    # function whose only locals are its parameters); see symbols_incremental.py.
+    # function whose only locals are its parameters); see symbols/incremental.py.
     graph_bindings: list[GraphBinding] | None = None
 
 
@@ -98,7 +97,7 @@ def analyze(text: str, uri: str, version: int | None = None,
 def _moved(previous: DocumentAnalysis, text: str, version: int | None
            ) -> DocumentAnalysis | None:
     """The previous analysis moved past lines added or removed without tokens
-    (symbols_lines.py), or None."""
+    (symbols/lines.py), or None."""
     if previous.line_map.moves >= MAX_MOVES:
         return None
     source = SourceText(text, previous.uri)
@@ -125,7 +124,7 @@ def _moved(previous: DocumentAnalysis, text: str, version: int | None
 
 def _patched(previous: DocumentAnalysis, text: str, version: int | None
              ) -> DocumentAnalysis | None:
-    """The previous analysis with one edited statement re-analysed (symbols_incremental.py),
+    """The previous analysis with one edited statement re-analysed (symbols/incremental.py),
     or None when the edit needs a full analysis."""
     source = SourceText(text, previous.uri)
     patch = patch_statement(previous, source)

@@ -1,5 +1,5 @@
 """Editor queries over a `DocumentAnalysis`: hover, definition, references, rename,
-call hierarchy (outline queries, symbols and folding, are in symbols_outline.py and
+call hierarchy (outline queries, symbols and folding, are in symbols/outline.py and
 re-exported here).
 
 Pure functions: positions in and spans out are 1-based lines and code-point
@@ -11,19 +11,18 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from relaylang.ir.span import Span
-from relaylang.ir.types import TypeData
-from relaylang.syntax.build_base import RESERVED
-
-from .symbols import Occurrence
-from .symbols_docs import (
+from ..ir.span import Span
+from ..ir.types import TypeData
+from ..syntax.build_base import RESERVED
+from .symbols.docs import (
     attribute_markdown,
     constructor_result,
     constructor_text,
     op_markdown,
     type_definition_text,
 )
-from .symbols_outline import (
+from .symbols.index import Occurrence
+from .symbols.outline import (
     DocSymbol,
     WorkspaceSymbol,
     document_symbols,

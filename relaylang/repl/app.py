@@ -26,7 +26,8 @@ from prompt_toolkit.lexers import PygmentsLexer
 
 from ..syntax.highlight import RelayLexer
 from .completer import ReplCompleter
-from .session import Reply, Session, SessionError
+from .reply import Reply, SessionError
+from .session import Session
 
 PROMPT, CONTINUATION = "relay> ", "  ...  "
 HISTORY_ENV = "RELAY_REPL_HISTORY"

@@ -12,8 +12,12 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .session import Reply, Session, SessionError
+from .reply import Reply, SessionError
+
+if TYPE_CHECKING:
+    from .session import Session
 
 
 @dataclass(frozen=True)

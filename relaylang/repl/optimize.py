@@ -1,15 +1,15 @@
 """`:opt PASS[,PASS] [@global] [--diff]`: passes over the session module, shown as text.
 
-The pipeline is read as `relay opt -p` reads it (cli_opt.build_pipeline, options in
-braces). Passes run under a `PassContext` at opt level 4, so a pass the user names runs
-whatever its level. The session module is not changed.
+The pipeline is read and run as `relay opt -p` runs it (transform/pipeline.py, options in
+braces), at opt level 4, so a pass the user names runs whatever its level. The session
+module is not changed.
 """
 from __future__ import annotations
 
 import difflib
 from typing import TYPE_CHECKING
 
-from .session import SessionError
+from .reply import SessionError
 
 if TYPE_CHECKING:
     from ..ir.module import IRModule
@@ -46,18 +46,18 @@ def _shown(module: IRModule, name: str | None) -> str:
 
 
 def _run(module: IRModule, pipeline: str) -> IRModule:
-    from ..cli_opt import PipelineError, build_pipeline
-    from ..ir.diagnostics import DiagnosticError
-    from ..transform.pass_infra import PassContext, Sequential
+    from ..ir.diagnostics import render_all
+    from ..transform.pipeline import PassFailed, Pipeline, PipelineError, PipelineOptions
     try:
-        passes = build_pipeline([pipeline])
+        passes = Pipeline.parse(pipeline, PipelineOptions(opt_level=4))
     except PipelineError as e:
         raise SessionError(f"error: {e}") from e
     try:
-        with PassContext(opt_level=4):
-            return Sequential(passes)(module)
-    except DiagnosticError as e:
-        raise SessionError(e.render()) from e
+        return passes.run(module).module
+    except PassFailed as e:
+        if not e.user_error:
+            raise                     # a bug in a pass: the front end reports it, naming it
+        raise SessionError(render_all(e.diagnostics, e.sources(module))) from e
 
 
 def optimize(module: IRModule, arg: str) -> str:

@@ -10,8 +10,10 @@ A module item (`def`, `type`, `extern`) adds to or replaces definitions of the s
 module; anything else is an expression, type-checked and run by the reference
 interpreter as the body of a hidden global whose parameters are the earlier results it
 uses. Inputs are parsed inside the session module (`parse_in_module`: it is never
-printed or parsed again) and type-checked with only the globals they reach. Replies are text; errors never end the session. The prompt_toolkit front end is
-app.py; this module does not import it, so tests need no terminal.
+printed or parsed again) and type-checked with only the globals they reach. Replies are
+text (reply.py); errors never end the session. The `:commands` are commands.py; the
+prompt_toolkit front end is app.py, which this module does not import, so tests need no
+terminal.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from ..ide.tokens import tokenize
 from ..ir.diagnostics import Diagnostic, Severity
 from ..ir.module import IRModule
 from ..ir.text import type_text
+from .reply import Reply, SessionError
 from .source import INPUT_NAME, Sources
 
 if TYPE_CHECKING:
@@ -37,15 +40,6 @@ WRAPPER = "__repl_input"            # the hidden global an expression is evaluat
 _ITEM_KEYWORDS = ("def", "type", "extern")
 _VERSION = re.compile(r"\A(\s*(?://[^\n]*\n\s*)*)#\[\s*version[^\]]*\]")
 _RESULT_REF = re.compile(r"%(_|out[0-9]+)(?![A-Za-z0-9_/])")
-
-
-@dataclass(frozen=True)
-class Reply:
-    """What the session answers to one input."""
-
-    output: str = ""
-    error: bool = False
-    quit: bool = False
 
 
 @dataclass(frozen=True)
@@ -63,10 +57,6 @@ class CheckedExpression:
     function: Function        # the wrapper
     type: Type | None
     results: list[Result]     # earlier results it uses, in wrapper-parameter order
-
-
-class SessionError(Exception):
-    """An input that cannot be handled; the message is shown as it is."""
 
 
 def _blank_version_line(text: str) -> str:

@@ -7,9 +7,10 @@
     // -----
     def @other(...) { ... }          <- a second case; it inherits the first case's RUN lines
 
-A RUN line is `relay ARGS [2>&1] [| filecheck %s [--check-prefix=P]]`. The commands run
-in-process (`relaylang.cli.main`), so only `relay` commands exist. `// GOLDEN-SKIP: idempotent,
-interp` turns off automatic pass checks that do not apply (ToCPS is not idempotent).
+A RUN line is `relay ARGS [2>&1] [| filecheck %s [--check-prefix=P]]`, where the command is
+`relay parse`, `relay check` or `relay opt`, run in-process (runner.py). `// GOLDEN-SKIP:
+idempotent, interp` turns off automatic pass checks that do not apply (ToCPS is not
+idempotent).
 Each case's text keeps the file's line numbers (other cases' lines are blanked, and a later
 case without its own `#[version]` header gets one on its first blank line), so the
 diagnostics of a case point at the lines of the file.

@@ -11,9 +11,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .cases import GoldenFormatError
-from .golden import run_file
-
 DEFAULT_PATH = Path("tests/golden")
 
 
@@ -25,6 +22,8 @@ def golden_files(paths: list[str]) -> list[Path]:
 
 
 def cmd_test(args: argparse.Namespace) -> int:
+    from .cases import GoldenFormatError
+    from .golden import run_file
     files = golden_files(args.paths)
     if not files:
         print("relay test: error: no .relay test files found", file=sys.stderr)

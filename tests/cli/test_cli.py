@@ -112,11 +112,11 @@ def test_check_examples_type_check() -> None:
 
 def test_internal_errors_are_reported_as_such(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
-    import relaylang.cli as cli
+    import relaylang.cli.source as source
 
     def broken(args: object) -> int:
         raise KeyError("boom")
-    monkeypatch.setattr(cli, "cmd_parse", broken)
+    monkeypatch.setattr(source, "cmd_parse", broken)
     monkeypatch.delenv("RELAYLANG_TRACEBACK", raising=False)
     assert main(["parse", _write(tmp_path, "ok.relay", GOOD)]) == 70
     err = capsys.readouterr().err

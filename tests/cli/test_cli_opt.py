@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from pass_helpers import registered_passes
 
 import relaylang as rl
 from relaylang.cli import main
-from relaylang.cli_opt import PipelineError, build_pipeline, split_pipeline
 from relaylang.ir.expr import Tuple, Var
 from relaylang.transform import FunctionPass, ModulePass
-from relaylang.transform.pass_infra import _PASSES, _load_passes, canonical_name
+from relaylang.transform.pipeline import PipelineError, parse_pipeline, split_pipeline
 
 TEXT = ('#[version = "0.0.5"]\n// a comment the output never shows\n'
         'def @main(%x: float32) -> float32 {\n  %0 = add(%x, 1f);\n  multiply(%0, %0)\n}\n')
@@ -56,13 +56,8 @@ class Nothing(ModulePass):
 
 @pytest.fixture(autouse=True)
 def test_passes() -> Iterator[None]:
-    _load_passes()
-    classes = (LoseBody, WrapInTuple, Crash, Nothing)
-    for cls in classes:
-        _PASSES[canonical_name(cls.name)] = cls
-    yield
-    for cls in classes:
-        _PASSES.pop(canonical_name(cls.name), None)
+    with registered_passes(LoseBody, WrapInTuple, Crash, Nothing):
+        yield
 
 
 @pytest.fixture
@@ -88,10 +83,10 @@ def test_split_pipeline_keeps_commas_inside_options() -> None:
 
 
 def test_build_pipeline_reads_repeated_p_and_names_unknown_passes() -> None:
-    passes = build_pipeline(["InferType", "infer-type,TestNothing"])
+    passes = parse_pipeline(["InferType", "infer-type,TestNothing"])
     assert [p.name for p in passes] == ["InferType", "InferType", "TestNothing"]
     with pytest.raises(PipelineError, match="did you mean InferType"):
-        build_pipeline(["InferTyp"])
+        parse_pipeline(["InferTyp"])
 
 
 def test_opt_prints_the_module_without_comments(src: str, capsys) -> None:

@@ -5,6 +5,8 @@ and after on the same arguments and compare with `same_value`.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -41,3 +43,18 @@ def same_value(a: Any, b: Any, *, rtol: float = 1e-5, atol: float = 1e-6,
     """Interpreter results agree: tensors within tolerance (same shape and dtype), tuples
     and ADT values field by field, closures only by being closures."""
     return value_difference(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan) is None
+
+
+@contextmanager
+def registered_passes(*classes: type) -> Iterator[None]:
+    """Test passes registered under their names while the block runs (so `get_pass`,
+    `relay opt -p` and golden RUN lines find them), unregistered after."""
+    from relaylang.transform.pass_infra import _PASSES, _load_passes, canonical_name
+    _load_passes()
+    for cls in classes:
+        _PASSES[canonical_name(cls.name)] = cls
+    try:
+        yield
+    finally:
+        for cls in classes:
+            _PASSES.pop(canonical_name(cls.name), None)

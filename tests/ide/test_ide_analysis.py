@@ -1,10 +1,10 @@
-"""lsp/analysis.py: diagnostics, the module of good definitions, the symbol index, and
+"""relaylang/ide/analysis.py: diagnostics, the module of good definitions, the symbol index, and
 analysis that survives a broken definition."""
 from __future__ import annotations
 
 from lsp_helpers import HEADER, LIST_AND_LENGTH
 
-from lsp.analysis import analyze
+from relaylang.ide.analysis import analyze
 
 ADT = HEADER + LIST_AND_LENGTH + """\
 

@@ -1,4 +1,4 @@
-"""Incremental analysis (lsp/symbols_incremental.py): after any edit, `analyze(text,
+"""Incremental analysis (relaylang/ide/symbols/incremental.py): after any edit, `analyze(text,
 previous=...)` must give what the full analysis of the same text (with the same
 `previous`) gives: diagnostics, occurrences with their types and symbols, the
 definitions, and the module of good definitions with its inferred types."""
@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from bench_helpers import load_benchmark
 
-from lsp import navigation as nav
-from lsp.analysis import analyze
-from lsp.symbols import type_to_text
-from lsp.symbols_incremental import changed_line, patch_statement
-from lsp.symbols_ir import SourceText
+from relaylang.ide import navigation as nav
+from relaylang.ide.analysis import analyze
+from relaylang.ide.symbols.incremental import changed_line, patch_statement
+from relaylang.ide.symbols.ir import SourceText
 from relaylang.ir.equal import structural_equal
+from relaylang.ir.text import type_text
 from relaylang.ir.traverse import post_order
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,7 +71,7 @@ def assert_same_module(incr, full) -> None:
                 _span(y.span and full.line_map.span(y.span))
             assert (x.checked_type is None) == (y.checked_type is None)
             if x.checked_type is not None:
-                assert type_to_text(x.checked_type) == type_to_text(y.checked_type), (x, y)
+                assert type_text(x.checked_type) == type_text(y.checked_type), (x, y)
 
 
 def statement_lines(text: str) -> list[int]:
@@ -219,7 +219,7 @@ def test_deep_statement_is_patched_without_recursion() -> None:
 
 
 def test_line_map_composes_moves_and_inverts_on_token_lines() -> None:
-    from lsp.symbols_lines import LineMap
+    from relaylang.ide.symbols.lines import LineMap
     m = LineMap().moved(10, 2)               # two lines added after line 10
     assert [m.to_text(x) for x in (3, 10, 11, 20)] == [3, 10, 13, 22]
     m = m.moved(5, -1)                       # then line 5 (a blank line) removed

@@ -1,11 +1,11 @@
-"""lsp/navigation.py: hover, definition, references, rename, outline, call hierarchy."""
+"""relaylang/ide/navigation.py: hover, definition, references, rename, outline, call hierarchy."""
 from __future__ import annotations
 
 import pytest
 from lsp_helpers import HEADER, LIST_AND_LENGTH
 
-from lsp import navigation as nav
-from lsp.analysis import analyze
+from relaylang.ide import navigation as nav
+from relaylang.ide.analysis import analyze
 
 TEXT = HEADER + LIST_AND_LENGTH + """\
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types as lsp
 
-from lsp.analysis import analyze
 from lsp.diagnostics import diagnostic_code, to_lsp_diagnostics
+from relaylang.ide.analysis import analyze
 from relaylang.ir.diagnostics import Diagnostic, Note
 from relaylang.ir.span import Span
 

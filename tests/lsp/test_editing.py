@@ -7,8 +7,8 @@ import pytest
 from lsprotocol import types as lsp
 
 from lsp import editing
-from lsp.analysis import analyze
 from lsp.positions import LineIndex
+from relaylang.ide.analysis import analyze
 
 SAMPLE = (Path(__file__).parent / "data" / "sample.relay").read_text()
 URI = "file:///tmp/sample.relay"

@@ -11,6 +11,7 @@ from typing import ClassVar
 
 import numpy as np
 import pytest
+from pass_helpers import registered_passes
 
 from relaylang.cli import main
 from relaylang.ir.expr import Call, Constant, Op
@@ -19,7 +20,6 @@ from relaylang.testing.cases import parse_run
 from relaylang.testing.checks import value_difference
 from relaylang.testing.runner import call_relay, short_diagnostics
 from relaylang.transform import FunctionPass
-from relaylang.transform.pass_infra import _PASSES, _load_passes, canonical_name
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAD = '#[version = "0.0.5"]\n'
@@ -47,12 +47,8 @@ class AddZero(FunctionPass):
 
 @pytest.fixture(autouse=True)
 def test_passes() -> Iterator[None]:
-    _load_passes()
-    for cls in (Zero, AddZero):
-        _PASSES[canonical_name(cls.name)] = cls
-    yield
-    for cls in (Zero, AddZero):
-        _PASSES.pop(canonical_name(cls.name), None)
+    with registered_passes(Zero, AddZero):
+        yield
 
 
 def write(tmp_path: Path, text: str, name: str = "t.relay") -> Path:
@@ -115,6 +111,54 @@ def test_short_diagnostics_drop_paths_and_snippets() -> None:
 def test_call_relay_captures_usage_errors() -> None:
     code, out, err = call_relay(["opt"])
     assert code == 2 and out == "" and "usage: relay opt" in err
+    code, _, err = call_relay(["run", "x.relay"])
+    assert code == 2 and "invalid choice: 'run'" in err
+
+
+def relay_prints(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, str, str]:
+    capsys.readouterr()
+    try:
+        code = main(argv)
+    except SystemExit as e:
+        code = e.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_run_lines_print_what_relay_prints(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """The runner does with the library what `relay` does: same status, same text."""
+    good = str(write(tmp_path, PROGRAM, "good.relay"))
+    bad = str(write(tmp_path, HEAD + "def @main(%x: float32, %y: int32) {\n  add(%x, %y)\n}\n",
+                    "bad.relay"))
+    broken = str(write(tmp_path, HEAD + "def @main( {\n", "broken.relay"))
+    for argv in (["opt", good, "-p", "InferType,FoldConstant", "--print-after-all"],
+                 ["opt", good, "-p", "TestZero", "--print-before", "TestZero",
+                  "--print-changed"],
+                 ["opt", good, "-O3", "--disabled-pass", "FuseOps", "-p", "ToANormalForm"],
+                 ["opt", good, "-p", "EliminateCommonSubexpr,FuseOps", "--disabled-pass",
+                  "FuseOps"],
+                 ["opt", good, "-p", "InferTipe"], ["opt", bad, "-p", "InferType"],
+                 ["opt", broken, "-p", "InferType"], ["opt", good, "-p", "FoldConstant{x=1}"],
+                 ["check", good, bad], ["parse", good, broken]):
+        assert call_relay(argv) == relay_prints(capsys, argv), argv
+
+
+def test_golden_run_lines_print_what_relay_prints(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from relaylang.testing import read_cases
+    from relaylang.testing.runner import execute
+    scratch = str(tmp_path) + "/"
+    for path in sorted((ROOT / "tests" / "golden").rglob("*.relay")):
+        for case in read_cases(path):
+            source = write(tmp_path, case.text, path.name)
+            for run in case.runs:
+                result = execute(run, source)
+                code, out, err = relay_prints(capsys, result.argv)
+                if run.merge_stderr:
+                    out, err = err + out, ""
+                assert (result.exit_code, result.stdout, result.stderr) == \
+                    (code, out.replace(scratch, ""), err.replace(scratch, "")), (path, case.name)
 
 
 # ---------------------------------------------------------------- judging

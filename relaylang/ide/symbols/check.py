@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import re
 
-from relaylang.ir.diagnostics import Diagnostic, Severity
-from relaylang.ir.expr import Function, GlobalVar, Var
-from relaylang.ir.module import IRModule
-from relaylang.ir.types import FuncType, GlobalTypeVar, TypeData
-from relaylang.typing import check_module
-
-from .symbols_defs import RangeTable
+from ...ir.diagnostics import Diagnostic, Severity
+from ...ir.expr import Function, GlobalVar, Var
+from ...ir.module import IRModule
+from ...ir.types import FuncType, GlobalTypeVar, TypeData
+from ...typing import check_module
+from .defs import RangeTable
 
 # Errors that only say "the definition you broke is missing": the syntax error in it is
 # the one to show.

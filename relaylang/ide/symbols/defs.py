@@ -12,7 +12,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from relaylang.ir.span import Span
+from ...ir.span import Span
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_/]*(?:\.[A-Za-z_][A-Za-z0-9_/]*)*"
 _START = re.compile(r"^[ \t]*(?:def|type|extern)\b", re.MULTILINE)

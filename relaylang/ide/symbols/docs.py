@@ -9,11 +9,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from relaylang import op as op_registry
-from relaylang.ir.types import TypeData
-from relaylang.op.signature import op_signature as _op_signature
-
-from .symbols import type_to_text
+from ... import op as op_registry
+from ...ir.text import type_text
+from ...ir.types import TypeData
+from ...op.signature import op_signature as _op_signature
 
 
 def _default_text(f: dataclasses.Field) -> str | None:
@@ -84,7 +83,7 @@ def type_definition_text(data: TypeData) -> str:
 
 
 def constructor_text(ctor: Any) -> str:
-    fields = ", ".join(type_to_text(t) or "_" for t in ctor.inputs)
+    fields = ", ".join(type_text(t, none="_") for t in ctor.inputs)
     return f"{ctor.name}({fields})" if ctor.inputs else ctor.name
 
 

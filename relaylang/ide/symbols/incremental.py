@@ -19,9 +19,9 @@ and the index keeps every other line's occurrences.
 Anything else (another kind of line, a diagnostic, a changed type, a `let` or
 nested scope in the function, lines added or removed) returns None, and the
 caller runs the full analysis: the result must equal what it would give
-(tests/lsp/test_lsp_incremental.py compares the two over random edits).
+(tests/ide/test_ide_incremental.py compares the two over random edits).
 
-After lines without tokens were added or removed (symbols_lines.py) the IR's
+After lines without tokens were added or removed (symbols/lines.py) the IR's
 spans keep the lines they were parsed at: the line is parsed at its old place
 (`LineMap.to_parsed`), so the function's spans stay in one frame, and only its
 occurrences are moved to where the line is now.
@@ -32,18 +32,18 @@ import dataclasses
 import re
 from typing import Any, NamedTuple
 
-from relaylang.ir.expr import Constructor, Expr, Function, GlobalVar, Op, Var
-from relaylang.ir.module import IRModule
-from relaylang.ir.span import Span
-from relaylang.ir.traverse import post_order
-from relaylang.ir.types import FuncType
-from relaylang.syntax.parser import parse_fragment
-from relaylang.typing import check_module
-
-from .symbols import Occurrence, type_to_text
-from .symbols_check import stand_in
-from .symbols_ir import IROccurrences, SourceText
-from .symbols_parse import NameRecord, RecordingState, records_to_occurrences
+from ...ir.expr import Constructor, Expr, Function, GlobalVar, Op, Var
+from ...ir.module import IRModule
+from ...ir.span import Span
+from ...ir.text import type_text
+from ...ir.traverse import post_order
+from ...ir.types import FuncType
+from ...syntax.parser import parse_fragment
+from ...typing import check_module
+from .check import stand_in
+from .index import Occurrence
+from .ir import IROccurrences, SourceText
+from .parse import NameRecord, RecordingState, records_to_occurrences
 
 _STATEMENT_START = re.compile(r"[ \t]*(%[0-9]+)[ \t]*=")
 _DEFINITION_START = re.compile(r"[ \t]*(def|type|extern)\b")
@@ -102,7 +102,7 @@ class _Patch:
     def __init__(self, previous: Any, source: SourceText, definition: Any, line: int):
         self.previous, self.source, self.definition = previous, source, definition
         # The IR's spans, the bindings and the fragment parse use the lines of the last
-        # full parse (symbols_lines.py); occurrences are placed at the line now.
+        # full parse (symbols/lines.py); occurrences are placed at the line now.
         self.text_line, self.line = line, previous.line_map.to_parsed(line)
         self.fn: Function = definition.good
         self.above = [b for b in definition.graph_bindings if b.line < self.line]
@@ -134,7 +134,7 @@ class _Patch:
         if not _untyped_nodes(before[0])[1] <= uses:
             return None
         if not self._check(fresh) or \
-                type_to_text(value.checked_type) != type_to_text(old.node.checked_type):
+                type_text(value.checked_type) != type_text(old.node.checked_type):
             return None
         function, replaced = _substitute(self.fn, old.node, value)
         name = self.definition.range.name

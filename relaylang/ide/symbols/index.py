@@ -17,20 +17,13 @@ import operator
 from collections.abc import Iterable
 from typing import Any
 
-from relaylang.ir.span import Span
+from ...ir.span import Span
+from ...ir.text import type_text as _type_text
 
 _position = operator.attrgetter("span.line", "span.column")
 
 KINDS = ("local", "graph", "global", "type", "constructor", "op", "attribute", "number")
 BINDING_KINDS = ("local", "graph")
-
-
-def type_to_text(ty: Any) -> str | None:
-    """A type as Relay text, or None when there is none to show."""
-    if ty is None:
-        return None
-    from relaylang.syntax.printer import astext
-    return astext(ty)
 
 
 class Occurrence:
@@ -66,7 +59,7 @@ class Occurrence:
     @property
     def type_text(self) -> str | None:
         if self._type_text is None and self._type is not None:
-            self._type_text = type_to_text(self._type)
+            self._type_text = _type_text(self._type)
             self._type = None
         return self._type_text
 

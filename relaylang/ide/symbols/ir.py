@@ -17,12 +17,11 @@ import re
 from bisect import bisect_right
 from typing import Any
 
-from relaylang import op as op_registry
-from relaylang.ir.expr import Call, Constant, Constructor, Expr, Match, Op, PatternConstructor
-from relaylang.ir.span import Span
-from relaylang.ir.traverse import post_order
-
-from .symbols import Occurrence
+from ... import op as op_registry
+from ...ir.expr import Call, Constant, Constructor, Expr, Match, Op, PatternConstructor
+from ...ir.span import Span
+from ...ir.traverse import post_order
+from .index import Occurrence
 
 _ATTR_KEY = re.compile(r"(?<![\w%@./])([A-Za-z_]\w*)[ \t]*=(?!=)")
 _NAME_CHAR = re.compile(r"[\w/.]")

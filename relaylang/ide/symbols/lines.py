@@ -5,8 +5,8 @@ changes no token, so nothing parses, types or resolves differently: every
 occurrence below the edit moves by the number of lines added or removed, and
 the definitions' line ranges with them. The IR is kept as it is, with the
 spans of the parse that built it; `LineMap` says where those lines are in the
-text now (symbols_outline.py reads IR spans through it, and a later one-line
-patch parses in the IR's lines, symbols_incremental.py). A full analysis starts
+text now (symbols/outline.py reads IR spans through it, and a later one-line
+patch parses in the IR's lines, symbols/incremental.py). A full analysis starts
 again from the identity map.
 """
 from __future__ import annotations
@@ -15,9 +15,8 @@ import re
 from bisect import bisect_right
 from typing import NamedTuple
 
-from relaylang.ir.span import Span
-
-from .symbols_defs import DefinitionRange, definition_ranges
+from ...ir.span import Span
+from .defs import DefinitionRange, definition_ranges
 
 # A line without tokens: blank, or a line comment that cannot open or close a block
 # comment or a string (those could make other lines tokens, or no longer tokens).

@@ -10,15 +10,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
-from relaylang.ir.expr import Function, If, Let, Match
-from relaylang.ir.span import Span
-from relaylang.ir.traverse import post_order
-
-from .symbols import type_to_text
-from .symbols_docs import constructor_text
+from ...ir.expr import Function, If, Let, Match
+from ...ir.span import Span
+from ...ir.text import type_text
+from ...ir.traverse import post_order
+from .docs import constructor_text
 
 if TYPE_CHECKING:
-    from .analysis import DefinitionState, DocumentAnalysis
+    from ..analysis import DefinitionState, DocumentAnalysis
 
 
 @dataclass
@@ -100,7 +99,7 @@ def _local_functions(a: DocumentAnalysis, state: DefinitionState) -> list[DocSym
             var_span = a.line_map.span(node.var.span)     # IR spans: lines as parsed
             found.append(DocSymbol("%" + node.var.name_hint, "function",
                                    var_span.merge(a.line_map.span(node.value.span)), var_span,
-                                   type_to_text(ty) if ty is not None else None))
+                                   type_text(ty) if ty is not None else None))
     found.sort(key=lambda s: (s.span.line, s.span.column))
     return _nest(found)
 

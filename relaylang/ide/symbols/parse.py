@@ -18,14 +18,13 @@ from __future__ import annotations
 import itertools
 from typing import Any, NamedTuple
 
-from relaylang.ir.diagnostics import Diagnostic
-from relaylang.ir.expr import Constructor, Expr, Function, Var
-from relaylang.ir.module import IRModule
-from relaylang.ir.span import Span
-from relaylang.syntax import parser as relay_parser
-from relaylang.syntax.builder_state import ParseState
-
-from .symbols import Occurrence
+from ...ir.diagnostics import Diagnostic
+from ...ir.expr import Constructor, Expr, Function, Var
+from ...ir.module import IRModule
+from ...ir.span import Span
+from ...syntax import parser as relay_parser
+from ...syntax.builder_state import ParseState
+from .index import Occurrence
 
 # Symbol keys are unique across analyses of all documents, so occurrences kept from an
 # earlier analysis never collide with new ones.

@@ -159,7 +159,7 @@ def chain_text(n: int) -> str:
 def bench_chain(n: int, repeat: int) -> Result:
     from relaylang.ir.expr import Call
     from relaylang.ir.traverse import post_order
-    from relaylang.op.elemwise_kernels import fp_errors_ignored
+    from relaylang.op.numpy_support import fp_errors_ignored
     from relaylang.op.registry import get_op_def
     res = Result("chain of tiny elementwise ops", n, "op")
     interp = _program(chain_text(n))

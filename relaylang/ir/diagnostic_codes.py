@@ -41,7 +41,7 @@ CODES: dict[str, str] = {
                         "operator has none",
     # ---- passes (relaylang/transform)
     "pass-option": "a pass option that names a parameter or axis the module does not have",
-    # ---- running (relaylang/backend, relaylang/cli.py)
+    # ---- running (relaylang/backend, relaylang/cli/run.py)
     "runtime": "the interpreter stopped at a run-time error (failed match, bad index, "
                "kernel error)",
 }

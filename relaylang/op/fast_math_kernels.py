@@ -3,7 +3,7 @@ step in the tensor's dtype (include/tvm/topi/elemwise.h `fast_exp_float32`,
 `fast_tanh_float`; src/tir/op/op.cc `fast_erf_float_expr`, both from Eigen).
 
 As in TVM, only float32 (and float16 for `fast_erf`) is approximated; other dtypes get
-the exact function (`elemwise_kernels` computes integers in float64 and casts back).
+the exact function (the tensor family's kernels compute integers in float64 and cast back).
 NaN inputs give NaN. Measured worst errors against the float64 functions, over 2e6
 float32 points evenly spread in [-100, 100] plus ±1e-30 .. ±1e-3 (the bounds that
 tests/transform/test_fast_math.py checks, with a little margin, are in brackets):
@@ -23,6 +23,8 @@ tests/transform/test_fast_math.py checks, with a little margin, are in brackets)
 from __future__ import annotations
 
 import numpy as np
+
+from .numpy_support import erf
 
 Array = np.ndarray
 
@@ -82,7 +84,6 @@ _ERF_BETA = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03
 def fast_erf(x: Array) -> Array:
     """Eigen's rational approximation on x clamped to [-4, 4], for float32 and float16."""
     if x.dtype not in (np.float32, np.float16):
-        from .elemwise_kernels import erf  # imports this module: here, not at the top
         return erf(x)
     return _odd_rational(x, 4.0, _ERF_ALPHA, _ERF_BETA)
 

@@ -6,6 +6,7 @@ sub-axis split off its primal axis (`NCHW16c`: C is split, the last axis holds
 16 channels). Mirrors TVM's `Layout` and `BijectiveLayout`
 (src/tir/ir/data_layout.cc): `layout_transform` shapes follow its shape rule,
 in which an axis split by a factor that does not divide it is padded (ceil).
+The relation of `layout_transform` itself is in the transform family.
 """
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ import re
 from typing import Any
 
 from ..ir.node import ANY
-from ..ir.types import TensorType, Type
-from .relation import TypeRelError, is_known, tensor
+from ..ir.types import TensorType
+from .relation import TypeRelError
 from .shape_rules import is_int
 
 Axis = tuple[str, int | None]          # ("C", None), ("c", 16)
@@ -94,20 +95,9 @@ def transformed_shape(sizes: dict[str, Any], axes: tuple[Axis, ...]) -> tuple:
     return tuple(out)
 
 
-def layout_transform_rel(args: list[Type], attrs: Any) -> Type | None:
-    """LayoutTransformRel: BijectiveLayout(src, dst).ForwardShape(data.shape)."""
-    if not is_known(args[0]):
-        return None
-    data = tensor(args, 0, "data")
-    src = parse_layout(attrs.src_layout, "src_layout")
-    dst = parse_layout(attrs.dst_layout, "dst_layout")
-    if len(src) != len(data.shape):
-        raise TypeRelError(f"src_layout {attrs.src_layout!r} has {len(src)} axes but data has "
-                           f"rank {len(data.shape)}", arg=0)
-    src_primal = {a for a, _ in src if a.isupper()}
-    dst_primal = {a for a, _ in dst if a.isupper()}
-    if src_primal != dst_primal:
-        raise TypeRelError(f"cannot convert layout {attrs.src_layout} to {attrs.dst_layout}: "
-                           "they have different primal axes")
-    sizes = primal_sizes(data.shape, src)
-    return TensorType(transformed_shape(sizes, dst), data.dtype)
+def check_rank(data: TensorType, layout: str) -> None:
+    """TypeRelError unless `data` has one axis per axis of `layout`."""
+    rank = sum(ch.isalpha() for ch in layout)
+    if len(data.shape) != rank:
+        raise TypeRelError(f"layout {layout} has {rank} axes but data has rank "
+                           f"{len(data.shape)}", arg=0)

@@ -12,8 +12,10 @@ Dimensions are `int`, `ANY` (`?`, known only at run time) or a `MetaObject`
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
+from ..ir.dtype import dtype_kind
 from ..ir.node import ANY, AnyDim
 from ..ir.types import IncompleteType, TensorType, TupleType, Type, TypeVar
 
@@ -110,3 +112,30 @@ def normalize_axis(axis: int, rank: int, arg: int = 0) -> int:
     if not -rank <= axis < max(rank, 1) or (rank == 0 and axis not in (0, -1)):
         raise TypeRelError(f"axis {axis} is out of range for a tensor of rank {rank}", arg=arg)
     return axis + rank if axis < 0 else axis
+
+
+def choice(value: str, options: tuple[str, ...], what: str) -> None:
+    """TypeRelError unless the string attribute `what` is one of `options`."""
+    if value not in options:
+        raise TypeRelError(f"{what} must be one of {', '.join(o for o in options if o)}, "
+                           f"got {value!r}")
+
+
+# A dtype rule: (predicate on the dtype, what to call the accepted tensors).
+DTypeRule = tuple[Callable[[str], bool], str]
+ANY_DTYPE: DTypeRule = (lambda d: True, "")
+BOOL: DTypeRule = (lambda d: dtype_kind(d) == "bool", "a bool tensor")
+BITS: DTypeRule = (lambda d: dtype_kind(d) in ("int", "uint", "bool"), "an integer or bool tensor")
+INTEGER: DTypeRule = (lambda d: dtype_kind(d) in ("int", "uint"), "an integer tensor")
+
+
+def check_dtype(t: TensorType, rule: DTypeRule, what: str, arg: int) -> None:
+    accepts, description = rule
+    if not accepts(t.dtype):
+        raise TypeRelError(f"{what} must be {description}, got dtype {t.dtype}", arg=arg)
+
+
+def same_dtype(a: TensorType, b: TensorType, names: tuple[str, str], arg: int) -> None:
+    if a.dtype != b.dtype:
+        raise TypeRelError(f"{names[0]} has dtype {a.dtype} but {names[1]} has dtype {b.dtype}",
+                           arg=arg)

@@ -1,5 +1,4 @@
-"""NumPy reference kernels of padding and resampling: nn.pad, nn.upsampling,
-nn.depth_to_space, nn.space_to_depth and image.resize2d.
+"""Resampling in NumPy, shared by the kernels of image.resize2d and nn.upsampling.
 
 resize2d follows python/tvm/topi/image/resize.py: output coordinates map back
 to input ones by the coordinate transformation mode (in float32), nearest picks
@@ -11,26 +10,11 @@ align_corners or asymmetric coordinates (topi nn/upsampling.py).
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import numpy as np
 
 from .layouts import axis_positions
-from .resample_rels import scaled
 
-Kernel = Callable[[list, Any], Any]
 F32 = np.float32
-
-
-# ------------------------------------------------------------ pad
-
-def pad(inputs: list, attrs: Any) -> np.ndarray:
-    x, value = inputs
-    widths = [tuple(p) for p in attrs.pad_width]
-    if attrs.pad_mode == "constant":
-        return np.pad(x, widths, mode="constant", constant_values=value.item())
-    return np.pad(x, widths, mode=attrs.pad_mode)
 
 
 # ------------------------------------------------------------ resize
@@ -112,57 +96,3 @@ def resize_hw(x: np.ndarray, layout: str, size: tuple[int, int], method: str, mo
     v = resize_axis(v, -1, size[1], method, mode, rounding, alpha, exclude)
     v = resize_axis(v, -2, size[0], method, mode, rounding, alpha, exclude)
     return np.ascontiguousarray(np.moveaxis(v, (-2, -1), (h, w))).astype(out_dtype)
-
-
-def resize2d(inputs: list, attrs: Any) -> np.ndarray:
-    x = inputs[0]
-    return resize_hw(x, attrs.layout, tuple(attrs.size), attrs.method,
-                     attrs.coordinate_transformation_mode, attrs.rounding_method,
-                     attrs.out_dtype or x.dtype, attrs.cubic_alpha, bool(attrs.cubic_exclude))
-
-
-def upsampling(inputs: list, attrs: Any) -> np.ndarray:
-    x = inputs[0]
-    h, w = axis_positions(attrs.layout, "HW", "layout")
-    size = (scaled(x.shape[h], attrs.scale_h), scaled(x.shape[w], attrs.scale_w))
-    method = attrs.method.removeprefix("bi")
-    mode = "align_corners" if attrs.align_corners else "asymmetric"
-    return resize_hw(x, attrs.layout, size, method, mode, "", x.dtype)
-
-
-# ------------------------------------------------------------ sub-pixel moves
-
-def depth_to_space(inputs: list, attrs: Any) -> np.ndarray:
-    """DCR: channel (by * bs + bx) * C' + c; CRD: c * bs^2 + by * bs + bx."""
-    x, bs = inputs[0], attrs.block_size
-    if attrs.layout == "NHWC":
-        n, h, w, c = x.shape
-        if attrs.mode == "DCR":
-            v = x.reshape(n, h, w, bs, bs, c // bs**2).transpose(0, 1, 3, 2, 4, 5)
-        else:
-            v = x.reshape(n, h, w, c // bs**2, bs, bs).transpose(0, 1, 4, 2, 5, 3)
-        return v.reshape(n, h * bs, w * bs, c // bs**2)
-    n, c, h, w = x.shape
-    if attrs.mode == "DCR":
-        v = x.reshape(n, bs, bs, c // bs**2, h, w).transpose(0, 3, 4, 1, 5, 2)
-    else:
-        v = x.reshape(n, c // bs**2, bs, bs, h, w).transpose(0, 1, 4, 2, 5, 3)
-    return v.reshape(n, c // bs**2, h * bs, w * bs)
-
-
-def space_to_depth(inputs: list, attrs: Any) -> np.ndarray:
-    """The inverse of DCR depth_to_space: out channel (by * bs + bx) * C + c."""
-    x, bs = inputs[0], attrs.block_size
-    if attrs.layout == "NHWC":
-        n, h, w, c = x.shape
-        v = x.reshape(n, h // bs, bs, w // bs, bs, c).transpose(0, 1, 3, 2, 4, 5)
-        return v.reshape(n, h // bs, w // bs, c * bs * bs)
-    n, c, h, w = x.shape
-    v = x.reshape(n, c, h // bs, bs, w // bs, bs).transpose(0, 3, 5, 1, 2, 4)
-    return v.reshape(n, c * bs * bs, h // bs, w // bs)
-
-
-KERNELS: dict[str, Kernel] = {
-    "nn.pad": pad, "nn.upsampling": upsampling, "nn.depth_to_space": depth_to_space,
-    "nn.space_to_depth": space_to_depth, "image.resize2d": resize2d,
-}

@@ -1,5 +1,4 @@
-"""Helpers shared by the op family modules: declaring attribute schemas and
-registering tables of simple ops.
+"""Declaring attribute schemas (the op families use `attrs_schema`).
 
 A schema mirrors one TVM attrs struct (`TVM_DECLARE_ATTRS` in
 include/tvm/relay/attrs/*.h): same field names, in the order of the
@@ -18,12 +17,11 @@ types map onto annotations:
 """
 from __future__ import annotations
 
-import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, TypeVar
+from typing import TypeVar
 
 from ..ir.attrs import Attrs
-from .registry import OpDef, OpPattern, register_op
 
 A = TypeVar("A", bound=type[Attrs])
 
@@ -35,23 +33,3 @@ def attrs_schema(cls: A) -> A:
     """Class decorator for an attribute schema (a frozen, slotted, keyword-only dataclass)."""
     return _SCHEMA(cls)
 
-
-def register_table(table: Mapping[str, OpPattern], input_names: tuple[str, ...],
-                   attrs: type[Attrs] | None = None) -> None:
-    """Register each `name -> pattern` of a family table with shared inputs and schema."""
-    for name, pattern in table.items():
-        register_op(OpDef(name, len(input_names), attrs=attrs, pattern=pattern,
-                          input_names=input_names))
-
-
-def lazy_kernel(module: str, name: str) -> Callable[[list, Any], Any]:
-    """The kernel `KERNELS[name]` of sibling module `module`, imported on first call, so
-    that loading the op registry does not import NumPy."""
-    found: list[Callable[[list, Any], Any]] = []
-
-    def kernel(inputs: list, attrs: Any) -> Any:
-        if not found:
-            found.append(importlib.import_module(f".{module}", __package__).KERNELS[name])
-        return found[0](inputs, attrs)
-    kernel.__name__ = kernel.__qualname__ = f"{module}.{name}"
-    return kernel

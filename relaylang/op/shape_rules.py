@@ -1,5 +1,5 @@
 """Dimension arithmetic and argument checks shared by the transform, nn, pool and
-image relations, and the lazy binding of their NumPy kernels.
+image relations.
 
 A dimension is an `int`, `ANY` (`?`) or a symbolic `MetaObject`. Arithmetic on
 anything but two ints yields `?`, as TVM's relations yield `Any()`; copying a
@@ -9,7 +9,7 @@ dimension keeps it as it is. Mirrors the small helpers TVM's relations lean on:
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..ir.node import ANY
@@ -17,12 +17,6 @@ from ..ir.types import TensorType, Type
 from .relation import TypeRelError, dim_str, is_known, normalize_axis, shape_str
 
 Dim = Any
-from .schema import lazy_kernel  # noqa: E402,F401  (re-exported for the families)
-
-Kernel = Callable[[list, Any], Any]
-
-
-
 
 
 # ------------------------------------------------------------------ dimensions
@@ -152,6 +146,11 @@ def window_out(size: Dim, pad: Dim, kernel: Dim, stride: Dim, dilation: Dim,
         return ANY
     span = size + pad - ((kernel - 1) * dilation + 1)
     return (span + (stride - 1 if ceil_mode else 0)) // stride + 1
+
+
+def scaled(d: Dim, scale: float) -> Dim:
+    """round(d * scale); Python's round is half to even, as tvm::round folds constants."""
+    return round(d * scale) if is_int(d) else ANY
 
 
 def scalar_value(value: Any) -> float | None:

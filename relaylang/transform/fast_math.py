@@ -13,6 +13,9 @@ with the original within the golden tolerance (rtol=1e-5, atol=1e-6) unless what
 amplifies the difference. `nn.fast_softmax` keeps softmax's axis; its kernel here is the
 exact softmax (TVM's uses fast_exp inside).
 
+Which op has a fast version is said where the op is declared (`OpDef.fast_math`, in its
+family under relaylang/op/): the pass keeps no list of names.
+
 Opt level 4, as in TVM: `-O3` does not run it; `--opt-level 4` or `-p FastMath` with
 `--opt-level 4` does. The calls keep their spans, so diagnostics still point at the
 source.
@@ -27,10 +30,8 @@ from ..ir.module import IRModule
 from ..ir.normal_forms import is_opaque
 from ..ir.traverse import rewrite
 from ..op import get as get_op
+from ..op import get_op_def
 from .pass_infra import FunctionPass, PassContext, register_pass
-
-FAST_VERSION = {"exp": "fast_exp", "erf": "fast_erf", "tanh": "fast_tanh",
-                "nn.softmax": "nn.fast_softmax"}
 
 
 @register_pass
@@ -52,7 +53,8 @@ class FastMath(FunctionPass):
 def _fast(old: Expr, new: Expr) -> Expr | None:
     if not (isinstance(new, Call) and isinstance(new.op, Op)):
         return None
-    fast = FAST_VERSION.get(new.op.name)
+    opdef = get_op_def(new.op.name)
+    fast = opdef.fast_math if opdef is not None else None
     if fast is None:
         return None
     # Same arguments and attributes (softmax's axis): only the operator changes.

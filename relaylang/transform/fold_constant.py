@@ -93,15 +93,20 @@ def _fold(node: Expr, max_elements: int) -> Expr | None:
     if isinstance(node, TupleGetItem) and _is_const(node.tuple_value):
         return _project(node)
     if isinstance(node, Call) and isinstance(node.op, Op) and all(map(_is_const, node.args)) \
-            and node.op.name not in _NOT_EVALUATED:
+            and not _non_computational(node.op.name):
         return _fold_call(node, max_elements)
     return None
 
 
-# TVM's fold_constant.cc names these two as well (`device_copy_op_`, `OnDeviceProps`):
-# a transfer is not computation, and an `on_device` annotation must survive folding.
+def _non_computational(name: str) -> bool:
+    """Ops declared `non_computational` (on_device, device_copy: TVM's fold_constant.cc
+    names both) are not evaluated: a transfer is not computation, and an `on_device`
+    annotation must survive folding."""
+    opdef = get_op_def(name)
+    return opdef is not None and opdef.non_computational
+
+
 _ON_DEVICE = "on_device"
-_NOT_EVALUATED = frozenset({_ON_DEVICE, "device_copy"})
 
 
 def _on_device_body(e: Expr) -> Expr | None:
@@ -160,7 +165,7 @@ def _fold_call(call: Call, max_elements: int) -> Expr | None:
     if isinstance(ty, TensorType) and all(isinstance(d, int) for d in ty.shape) \
             and prod(ty.shape) > limit:
         return None
-    from ..op.elemwise_kernels import quietly  # imports numpy: only once there is work
+    from ..op.numpy_support import quietly  # imports numpy: only once there is work
     try:
         result = quietly(opdef.kernel, inputs, call.attrs)
     except Exception:                 # noqa: BLE001 -- a failing kernel stays a run-time error

@@ -27,13 +27,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..ir.attrs import Attrs
 from ..ir.expr import Call, Constant, Expr, Function, Op, TupleGetItem
 from ..ir.module import IRModule
 from ..ir.traverse import rewrite
 from ..ir.types import TensorType
+from ..op import call as op_call
 from ..op.reduce import ReduceAttrs, VarianceAttrs
-from ..op.registry import get as get_op
 from ..op.transform import ExpandDimsAttrs
 from .pass_infra import FunctionPass, PassContext, register_pass
 
@@ -84,10 +83,6 @@ def _tensor_type(e: Expr) -> TensorType | None:
     return ty if isinstance(ty, TensorType) else None
 
 
-def _call(name: str, *args: Expr, attrs: Attrs | None = None) -> Call:
-    return Call(get_op(name), args, attrs)
-
-
 def _scalar(value: float, dtype: str) -> Constant:
     return Constant(np.asarray(value, dtype=dtype))
 
@@ -97,7 +92,7 @@ def _expand_to_axis(bias: Expr, ndim: int, axis: int) -> Expr:
     trailing = ndim - axis - 1
     if trailing <= 0:
         return bias
-    return _call("expand_dims", bias, attrs=ExpandDimsAttrs(axis=1, num_newaxis=trailing))
+    return op_call("expand_dims", bias, attrs=ExpandDimsAttrs(axis=1, num_newaxis=trailing))
 
 
 def _batch_norm(call: Call, ty: TensorType) -> Expr:
@@ -106,15 +101,15 @@ def _batch_norm(call: Call, ty: TensorType) -> Expr:
     ndim = len(ty.shape)
     axis = attrs.axis + ndim if attrs.axis < 0 else attrs.axis
     # The same order of operations as the kernel (and TVM), so results round alike.
-    scale: Expr = _call("divide", _scalar(1.0, ty.dtype),
-                        _call("sqrt", _call("add", var, _scalar(attrs.epsilon, ty.dtype))))
+    scale: Expr = op_call("divide", _scalar(1.0, ty.dtype),
+                          op_call("sqrt", op_call("add", var, _scalar(attrs.epsilon, ty.dtype))))
     if attrs.scale:
-        scale = _call("multiply", scale, gamma)
-    shift: Expr = _call("multiply", _call("negative", mean), scale)
+        scale = op_call("multiply", scale, gamma)
+    shift: Expr = op_call("multiply", op_call("negative", mean), scale)
     if attrs.center:
-        shift = _call("add", shift, beta)
-    out = _call("multiply", data, _expand_to_axis(scale, ndim, axis))
-    return _call("add", out, _expand_to_axis(shift, ndim, axis))
+        shift = op_call("add", shift, beta)
+    out = op_call("multiply", data, _expand_to_axis(scale, ndim, axis))
+    return op_call("add", out, _expand_to_axis(shift, ndim, axis))
 
 
 def _layer_norm(call: Call, ty: TensorType) -> Expr:
@@ -122,12 +117,12 @@ def _layer_norm(call: Call, ty: TensorType) -> Expr:
     attrs: Any = call.attrs
     ndim = len(ty.shape)
     axis = attrs.axis + ndim if attrs.axis < 0 else attrs.axis
-    mean = _call("mean", data, attrs=ReduceAttrs(axis=(attrs.axis,), keepdims=True))
-    var = _call("variance", data, mean, attrs=VarianceAttrs(axis=(attrs.axis,), keepdims=True))
-    denom = _call("sqrt", _call("add", var, _scalar(attrs.epsilon, ty.dtype)))
-    out: Expr = _call("divide", _call("subtract", data, mean), denom)
+    mean = op_call("mean", data, attrs=ReduceAttrs(axis=(attrs.axis,), keepdims=True))
+    var = op_call("variance", data, mean, attrs=VarianceAttrs(axis=(attrs.axis,), keepdims=True))
+    denom = op_call("sqrt", op_call("add", var, _scalar(attrs.epsilon, ty.dtype)))
+    out: Expr = op_call("divide", op_call("subtract", data, mean), denom)
     if attrs.scale:
-        out = _call("multiply", out, _expand_to_axis(gamma, ndim, axis))
+        out = op_call("multiply", out, _expand_to_axis(gamma, ndim, axis))
     if attrs.center:
-        out = _call("add", out, _expand_to_axis(beta, ndim, axis))
+        out = op_call("add", out, _expand_to_axis(beta, ndim, axis))
     return out

@@ -111,6 +111,8 @@ TYPED: list[tuple[str, list[Any], dict[str, Any], Any]] = [
     ("on_device", [T((2, 3))], {"constrain_result": True}, T((2, 3))),
     ("device_copy", [T((2, 3))], {}, T((2, 3))),
     ("clip", [T((2, 3))], {"a_min": 0.0, "a_max": 6.0}, T((2, 3))),
+    ("cumsum", [T((2, 3))], {"axis": 1, "exclusive": True}, T((2, 3))),
+    ("cumprod", [T((2, 3), "int32")], {"dtype": "int64"}, T((6,), "int64")),
     ("cast", [T((2, 3))], {"dtype": "int8"}, T((2, 3), "int8")),
     ("cast_like", [T((2, 3)), T((1,), "float16")], {}, T((2, 3), "float16")),
     ("reinterpret", [T((2, 3))], {"dtype": "int32"}, T((2, 3), "int32")),

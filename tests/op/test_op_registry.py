@@ -11,8 +11,7 @@ import relaylang.op as op
 from relaylang.ir.attrs import AttrError, Attrs, DType, make_attrs
 from relaylang.ir.expr import Op
 from relaylang.ir.node import ANY, MetaObject
-from relaylang.op import OpDef, OpPattern, get_op_def, register_op
-from relaylang.op.families import attrs_schemas
+from relaylang.op import OpDef, OpPattern, attrs_schemas, get_op_def, register_op
 
 E, B, I = OpPattern.ELEMWISE, OpPattern.BROADCAST, OpPattern.INJECTIVE
 R, F, O = OpPattern.COMM_REDUCE, OpPattern.OUT_ELEMWISE_FUSABLE, OpPattern.OPAQUE
@@ -64,6 +63,8 @@ EXPECTED: dict[str, tuple[str | None, int, OpPattern]] = {
     "arange": ("ArangeAttrs", 3, O),
     "collapse_sum_like": (None, 2, R),
     "slice_like": ("SliceLikeAttrs", 2, I),
+    "cumsum": ("ScanopAttrs", 1, O),
+    "cumprod": ("ScanopAttrs", 1, O),
     "image.resize2d": ("Resize2DAttrs", 1, I),
     "nn.conv1d": ("Conv1DAttrs", 2, F),
     "nn.conv2d": ("Conv2DAttrs", 2, F),

@@ -1,4 +1,4 @@
-"""Annotation and device-placement ops (relaylang/op/annotation.py): identity relations
+"""Annotation and device-placement ops (relaylang/op/annotation/): identity relations
 and identity kernels, so that programs TVM printed after device planning type-check and run."""
 from __future__ import annotations
 

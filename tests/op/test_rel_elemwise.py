@@ -1,5 +1,5 @@
-"""Type relations and NumPy kernels of the elementwise family (relaylang/op/elemwise.py,
-relaylang/op/elemwise_kernels.py)."""
+"""Type relations and NumPy kernels of the tensor family (relaylang/op/tensor/__init__.py,
+relaylang/op/tensor/numpy_kernels.py)."""
 from __future__ import annotations
 
 import math
@@ -8,12 +8,13 @@ import numpy as np
 import pytest
 
 from relaylang.ir.attrs import make_attrs
+from relaylang.ir.dtype import canonical_dtype
 from relaylang.ir.node import ANY, MetaObject
 from relaylang.ir.types import IncompleteType, TensorType, TupleType, TypeVar
 from relaylang.op import get_op_def
-from relaylang.op.elemwise import BINARY, UNARY, CastAttrs, ClipAttrs, canonical_dtype
-from relaylang.op.elemwise_kernels import np_dtype
+from relaylang.op.numpy_support import np_dtype
 from relaylang.op.relation import TypeRelError
+from relaylang.op.tensor import BINARY, UNARY, CastAttrs, ClipAttrs
 
 SYM = MetaObject("tir.SizeVar", '{"name": "n"}')
 

@@ -1,5 +1,5 @@
-"""Type relations and NumPy kernels of the reduction family (relaylang/op/reduce.py,
-relaylang/op/reduce_kernels.py)."""
+"""Type relations and NumPy kernels of the reduce family (relaylang/op/reduce/,
+relaylang/op/reduce/numpy_kernels.py)."""
 from __future__ import annotations
 
 import itertools
@@ -11,7 +11,7 @@ from relaylang.ir.attrs import make_attrs
 from relaylang.ir.node import ANY, MetaObject
 from relaylang.ir.types import IncompleteType, TensorType, TupleType
 from relaylang.op import get_op_def
-from relaylang.op.elemwise_kernels import np_dtype
+from relaylang.op.numpy_support import np_dtype
 from relaylang.op.reduce import REDUCE, ArgReduceAttrs, ReduceAttrs, VarianceAttrs
 from relaylang.op.relation import TypeRelError
 

@@ -10,7 +10,7 @@ from relaylang.ir.module import IRModule
 from relaylang.ir.traverse import post_order
 from relaylang.ir.types import TensorType
 from relaylang.op import get as get_op
-from relaylang.op.elemwise import CastAttrs
+from relaylang.op.tensor import CastAttrs
 from relaylang.transform import PassContext, get_pass
 from relaylang.transform.canonicalize_cast import canonicalize_cast
 

@@ -15,7 +15,7 @@ from relaylang.ir.traverse import post_order
 from relaylang.ir.types import TensorType
 from relaylang.op import get as get_op
 from relaylang.op import get_op_def
-from relaylang.op.elemwise_kernels import erf
+from relaylang.op.numpy_support import erf
 from relaylang.op.registry import OpPattern
 from relaylang.transform import PassContext, get_pass
 

@@ -362,9 +362,9 @@ _quietly: Any = None
 
 
 def _load_quietly() -> Any:
-    """elemwise_kernels.quietly: runs a program with floating-point errors ignored, the
+    """numpy_support.quietly: runs a program with floating-point errors ignored, the
     kernels skipping their own `np.errstate`. Loaded on first use: it imports NumPy."""
     global _quietly
-    from ...op.elemwise_kernels import quietly
+    from ...op.numpy_support import quietly
     _quietly = quietly
     return quietly

@@ -1,4 +1,4 @@
-"""Annotation and device-placement operators.
+"""The annotation family: annotation and device-placement operators.
 
 Mirrors TVM's src/relay/op/memory/on_device.cc (`on_device`),
 src/relay/op/memory/device_copy.cc (`device_copy`) and
@@ -24,13 +24,12 @@ and run.
 """
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from ..ir.attrs import Attrs, DType
-from ..ir.types import Type
-from .registry import OpDef, OpPattern, register_op
-from .relation import is_known
-from .schema import attrs_schema
+from ...ir.attrs import Attrs, DType
+from ..registry import OpPattern, declare_op
+from ..schema import attrs_schema
+from .relations import identity_rel
 
 O = OpPattern.OPAQUE
 
@@ -73,21 +72,12 @@ ANNOTATIONS = {name: O for name in (
 )}
 
 
-def identity_rel(args: list[Type], attrs: Any) -> Type | None:
-    """IdentityRel: the result has the argument's type."""
-    return args[0] if is_known(args[0]) else None
-
-
-def identity_kernel(inputs: list, attrs: Any) -> Any:
-    """The value passes through unchanged (values are never mutated in place)."""
-    return inputs[0]
-
-
 # TVM names on_device's input `body` (the annotated sub-expression), the others `data`.
-register_op(OpDef("on_device", 1, attrs=OnDeviceAttrs, type_rel=identity_rel,
-                  kernel=identity_kernel, pattern=O, input_names=("body",)))
-register_op(OpDef("device_copy", 1, attrs=DeviceCopyAttrs, type_rel=identity_rel,
-                  kernel=identity_kernel, pattern=O, input_names=("data",)))
+# A placement and a transfer are no computation: FoldConstant leaves them in place (TVM's
+# fold_constant.cc names both).
+declare_op("on_device", inputs=("body",), attrs=OnDeviceAttrs, rel=identity_rel, pattern=O,
+           non_computational=True)
+declare_op("device_copy", inputs=("data",), attrs=DeviceCopyAttrs, rel=identity_rel, pattern=O,
+           non_computational=True)
 for _name, _pattern in ANNOTATIONS.items():
-    register_op(OpDef(_name, 1, type_rel=identity_rel, kernel=identity_kernel, pattern=_pattern,
-                      input_names=("data",)))
+    declare_op(_name, inputs=("data",), rel=identity_rel, pattern=_pattern)

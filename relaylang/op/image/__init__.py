@@ -1,19 +1,18 @@
-"""Image operators.
+"""The image family.
 
 Mirrors Resize2DAttrs of TVM's include/tvm/relay/attrs/image.h and
 `image.resize2d` of src/relay/op/image/resize.cc (one input, kInjective).
-The relation is `resample_rels.resize2d_rel`, the kernel
-`resample_kernels.resize2d` (shared with nn.upsampling).
+The relation is in `relations.py`, the kernel in `numpy_kernels.py` (its
+resampling, shared with nn.upsampling, is `op/resize_numpy.py`).
 """
 from __future__ import annotations
 
 from typing import ClassVar
 
-from ..ir.attrs import Attrs, DType, IndexExpr
-from .registry import OpDef, OpPattern, register_op
-from .resample_rels import resize2d_rel
-from .schema import attrs_schema
-from .shape_rules import lazy_kernel
+from ...ir.attrs import Attrs, DType, IndexExpr
+from ..registry import OpPattern, declare_op
+from ..schema import attrs_schema
+from .relations import resize2d_rel
 
 
 @attrs_schema
@@ -32,6 +31,5 @@ class Resize2DAttrs(Attrs):
     type_key: ClassVar[str] = "relay.attrs.Resize2DAttrs"
 
 
-register_op(OpDef("image.resize2d", 1, attrs=Resize2DAttrs, type_rel=resize2d_rel,
-                  kernel=lazy_kernel("resample_kernels", "image.resize2d"),
-                  pattern=OpPattern.INJECTIVE, input_names=("data",)))
+declare_op("image.resize2d", inputs=("data",), attrs=Resize2DAttrs, rel=resize2d_rel,
+           pattern=OpPattern.INJECTIVE)

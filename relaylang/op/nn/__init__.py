@@ -1,29 +1,26 @@
-"""Neural-network operators: convolutions, dense layers, activations, normalisation.
+"""The nn family: convolutions, dense layers, activations, normalisation, padding and
+resampling.
 
 Mirrors the schemas of TVM's include/tvm/relay/attrs/nn.h and the
 registrations of src/relay/op/nn/{convolution,nn,pad,upsampling}.cc; patterns
 set in python/tvm/relay/op/nn/_nn.py (convolutions, dense, softmax, batch_norm,
-l2_normalize) are taken from there. Pooling lives in `pool.py`. Relations:
-`conv_rels.py`, `nn_rels.py`, `resample_rels.py`; NumPy kernels (bound lazily by
-op name): `conv_kernels.py`, `nn_kernels.py`, `resample_kernels.py`.
+l2_normalize) are taken from there. Pooling is the pool family (`op/pool/`).
+Relations: `conv_relations.py`, `relations.py`, `resample_relations.py`; NumPy
+kernels: `numpy_kernels.py`.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from ..ir.attrs import Attrs, DType, IndexExpr
-from . import nn_rels as nr
-from . import resample_rels as rr
-from .conv_rels import conv_rel, conv_transpose_rel
-from .registry import OpDef, OpPattern, register_op
-from .schema import attrs_schema
-from .shape_rules import lazy_kernel
+from ...ir.attrs import Attrs, DType, IndexExpr
+from ..registry import OpPattern, declare_op
+from ..schema import attrs_schema
+from . import relations as nr
+from . import resample_relations as rr
+from .conv_relations import conv_rel, conv_transpose_rel
 
 E, B, I = OpPattern.ELEMWISE, OpPattern.BROADCAST, OpPattern.INJECTIVE
 F, O = OpPattern.OUT_ELEMWISE_FUSABLE, OpPattern.OPAQUE
-Rel = Callable[..., Any]
-CONV_K, NN_K, RESAMPLE_K = "conv_kernels", "nn_kernels", "resample_kernels"
 # Input-name tuples TVM shares between ops (`.add_argument` in src/relay/op/nn/*.cc).
 CONV_IN, NORM_IN = ("data", "weight"), ("data", "gamma", "beta")
 
@@ -289,46 +286,63 @@ class SubPixelAttrs(Attrs):
     type_key: ClassVar[str] = "relay.attrs.SubPixelAttrs"
 
 
-# name, input names (TVM's `.add_argument`s; their count is the arity), schema, TVM pattern,
-# relation, kernel module (KERNELS[name])
-NN: tuple[tuple[str, tuple[str, ...], type[Attrs] | None, OpPattern, Rel, str], ...] = (
-    ("nn.conv1d", CONV_IN, Conv1DAttrs, F, conv_rel(1), CONV_K),
-    ("nn.conv2d", CONV_IN, Conv2DAttrs, F, conv_rel(2), CONV_K),
-    ("nn.conv3d", CONV_IN, Conv3DAttrs, F, conv_rel(3), CONV_K),
-    ("nn.conv1d_transpose", CONV_IN, Conv1DTransposeAttrs, F, conv_transpose_rel(1), CONV_K),
-    ("nn.conv2d_transpose", CONV_IN, Conv2DTransposeAttrs, F, conv_transpose_rel(2), CONV_K),
-    ("nn.conv3d_transpose", CONV_IN, Conv3DTransposeAttrs, F, conv_transpose_rel(3), CONV_K),
-    ("nn.dense", ("data", "weight"), DenseAttrs, F, nr.dense_rel, NN_K),
-    ("nn.matmul", ("tensor_a", "tensor_b"), MatmulAttrs, F, nr.matmul_rel, NN_K),
-    ("nn.batch_matmul", ("tensor_a", "tensor_b"), BatchMatmulAttrs, F, nr.batch_matmul_rel, NN_K),
-    ("nn.bias_add", ("data", "bias"), BiasAddAttrs, B, nr.bias_add_rel, NN_K),
-    ("nn.relu", ("data",), None, E, nr.identity_rel, NN_K),
-    ("nn.leaky_relu", ("data",), LeakyReluAttrs, E, nr.identity_rel, NN_K),
-    ("nn.prelu", ("data", "alpha"), PReluAttrs, B, nr.prelu_rel, NN_K),
-    ("nn.softmax", ("data",), SoftmaxAttrs, F, nr.axis_identity_rel, NN_K),
-    ("nn.fast_softmax", ("data",), SoftmaxAttrs, F, nr.axis_identity_rel, NN_K),
-    ("nn.log_softmax", ("data",), SoftmaxAttrs, F, nr.axis_identity_rel, NN_K),
-    # -> (out, mean, var)
-    ("nn.batch_norm", ("data", "gamma", "beta", "moving_mean", "moving_var"), BatchNormAttrs, F,
-     nr.batch_norm_rel, NN_K),
-    ("nn.instance_norm", NORM_IN, InstanceNormAttrs, O, nr.instance_norm_rel, NN_K),
-    ("nn.layer_norm", NORM_IN, LayerNormAttrs, O, nr.layer_norm_rel, NN_K),
-    ("nn.group_norm", NORM_IN, GroupNormAttrs, O, nr.group_norm_rel, NN_K),
-    ("nn.lrn", ("data",), LRNAttrs, O, nr.lrn_rel, NN_K),
-    ("nn.l2_normalize", ("data",), L2NormalizeAttrs, F, nr.l2_normalize_rel, NN_K),
-    ("nn.batch_flatten", ("data",), None, I, nr.batch_flatten_rel, NN_K),
-    ("nn.pad", ("data", "pad_val"), PadAttrs, I, rr.pad_rel, RESAMPLE_K),
-    ("nn.upsampling", ("data",), UpSamplingAttrs, I, rr.upsampling_rel, RESAMPLE_K),
-    ("nn.depth_to_space", ("data",), SubPixelAttrs, I, rr.depth_to_space_rel, RESAMPLE_K),
-    ("nn.space_to_depth", ("data",), SubPixelAttrs, I, rr.space_to_depth_rel, RESAMPLE_K),
-)
+# ---------------------------------------------------------------- the ops
+# layout="conv": ConvertLayout gives them the desired data/kernel layouts; scale_axis="conv":
+# FoldScaleAxis folds per-channel scales into their weight (conv2d and conv3d, as in TVM).
 
-for _name, _inputs, _schema, _pattern, _rel, _module in NN:
-    register_op(OpDef(_name, len(_inputs), attrs=_schema, type_rel=_rel,
-                      kernel=lazy_kernel(_module, _name), pattern=_pattern,
-                      input_names=_inputs))
-
+declare_op("nn.conv1d", inputs=CONV_IN, attrs=Conv1DAttrs, rel=conv_rel(1), pattern=F,
+           layout="conv")
+declare_op("nn.conv2d", inputs=CONV_IN, attrs=Conv2DAttrs, rel=conv_rel(2), pattern=F,
+           layout="conv", scale_axis="conv")
+declare_op("nn.conv3d", inputs=CONV_IN, attrs=Conv3DAttrs, rel=conv_rel(3), pattern=F,
+           layout="conv", scale_axis="conv")
+declare_op("nn.conv1d_transpose", inputs=CONV_IN, attrs=Conv1DTransposeAttrs,
+           rel=conv_transpose_rel(1), pattern=F, layout="conv")
+declare_op("nn.conv2d_transpose", inputs=CONV_IN, attrs=Conv2DTransposeAttrs,
+           rel=conv_transpose_rel(2), pattern=F, layout="conv")
+declare_op("nn.conv3d_transpose", inputs=CONV_IN, attrs=Conv3DTransposeAttrs,
+           rel=conv_transpose_rel(3), pattern=F, layout="conv")
+declare_op("nn.dense", inputs=("data", "weight"), attrs=DenseAttrs, rel=nr.dense_rel,
+           pattern=F, scale_axis="dense")
+declare_op("nn.matmul", inputs=("tensor_a", "tensor_b"), attrs=MatmulAttrs, rel=nr.matmul_rel,
+           pattern=F)
+declare_op("nn.batch_matmul", inputs=("tensor_a", "tensor_b"), attrs=BatchMatmulAttrs,
+           rel=nr.batch_matmul_rel, pattern=F)
+declare_op("nn.bias_add", inputs=("data", "bias"), attrs=BiasAddAttrs, rel=nr.bias_add_rel,
+           pattern=B, layout="axis", scale_axis="bias_add")
+declare_op("nn.relu", inputs=("data",), rel=nr.identity_rel, pattern=E, layout="elemwise",
+           scale_axis="relu")
+declare_op("nn.leaky_relu", inputs=("data",), attrs=LeakyReluAttrs, rel=nr.identity_rel,
+           pattern=E, layout="elemwise", scale_axis="relu")
+declare_op("nn.prelu", inputs=("data", "alpha"), attrs=PReluAttrs, rel=nr.prelu_rel, pattern=B,
+           layout="axis")
+declare_op("nn.softmax", inputs=("data",), attrs=SoftmaxAttrs, rel=nr.axis_identity_rel,
+           pattern=F, layout="axis", fast_math="nn.fast_softmax")
+declare_op("nn.fast_softmax", inputs=("data",), attrs=SoftmaxAttrs, rel=nr.axis_identity_rel,
+           pattern=F, layout="axis")
+declare_op("nn.log_softmax", inputs=("data",), attrs=SoftmaxAttrs, rel=nr.axis_identity_rel,
+           pattern=F, layout="axis")
+declare_op("nn.batch_norm", inputs=("data", "gamma", "beta", "moving_mean", "moving_var"),
+           attrs=BatchNormAttrs, rel=nr.batch_norm_rel, pattern=F,
+           layout="axis")                                # -> (out, mean, var)
+declare_op("nn.instance_norm", inputs=NORM_IN, attrs=InstanceNormAttrs,
+           rel=nr.instance_norm_rel, pattern=O)
+declare_op("nn.layer_norm", inputs=NORM_IN, attrs=LayerNormAttrs, rel=nr.layer_norm_rel,
+           pattern=O)
+declare_op("nn.group_norm", inputs=NORM_IN, attrs=GroupNormAttrs, rel=nr.group_norm_rel,
+           pattern=O)
+declare_op("nn.lrn", inputs=("data",), attrs=LRNAttrs, rel=nr.lrn_rel, pattern=O, layout="axis")
+declare_op("nn.l2_normalize", inputs=("data",), attrs=L2NormalizeAttrs, rel=nr.l2_normalize_rel,
+           pattern=F)
+declare_op("nn.batch_flatten", inputs=("data",), rel=nr.batch_flatten_rel, pattern=I)
+declare_op("nn.pad", inputs=("data", "pad_val"), attrs=PadAttrs, rel=rr.pad_rel, pattern=I,
+           layout="pad")
+declare_op("nn.upsampling", inputs=("data",), attrs=UpSamplingAttrs, rel=rr.upsampling_rel,
+           pattern=I)
+declare_op("nn.depth_to_space", inputs=("data",), attrs=SubPixelAttrs,
+           rel=rr.depth_to_space_rel, pattern=I)
+declare_op("nn.space_to_depth", inputs=("data",), attrs=SubPixelAttrs,
+           rel=rr.space_to_depth_rel, pattern=I)
 # TVM marks dropout stateful (TOpIsStateful): FoldConstant, CSE and DCE keep it.
-register_op(OpDef("nn.dropout", 1, attrs=DropoutAttrs, type_rel=nr.dropout_rel,
-                  kernel=lazy_kernel(NN_K, "nn.dropout"), pattern=O, stateful=True,
-                  input_names=("data",)))
+declare_op("nn.dropout", inputs=("data",), attrs=DropoutAttrs, rel=nr.dropout_rel, pattern=O,
+           stateful=True)

@@ -1,4 +1,5 @@
-"""NumPy reference kernels of the convolutions (nn.conv1d/2d/3d and transposes).
+"""NumPy reference kernels of the convolutions (nn.conv1d/2d/3d and transposes),
+registered with `@implement` when `numpy_kernels.py` imports this module.
 
 Vectorised im2col: the padded input is viewed as sliding windows
 (`sliding_window_view`, no copy), strided and dilated by slicing the view, laid
@@ -22,7 +23,8 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from .conv_rels import conv_geometry
+from ..registry import implement
+from .conv_relations import conv_geometry
 
 Kernel = Callable[[list, Any], Any]
 
@@ -104,7 +106,6 @@ def conv_kernel(nd: int, transposed: bool = False) -> Kernel:
     return kernel
 
 
-KERNELS: dict[str, Kernel] = {
-    **{f"nn.conv{nd}d": conv_kernel(nd) for nd in (1, 2, 3)},
-    **{f"nn.conv{nd}d_transpose": conv_kernel(nd, transposed=True) for nd in (1, 2, 3)},
-}
+for _nd in (1, 2, 3):
+    implement(f"nn.conv{_nd}d")(conv_kernel(_nd))
+    implement(f"nn.conv{_nd}d_transpose")(conv_kernel(_nd, transposed=True))

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..ir.node import ANY
-from ..ir.types import TensorType, Type
-from .layouts import axis_positions
-from .relation import TypeRelError, dim_str, shape_str, tensor
-from .shape_rules import (
+from ...ir.node import ANY
+from ...ir.types import TensorType, Type
+from ..layouts import axis_positions
+from ..relation import TypeRelError, dim_str, shape_str, tensor
+from ..shape_rules import (
     Dim,
     all_known,
     dim_add,

@@ -1,4 +1,6 @@
-"""NumPy reference kernels of the dense layers, activations and normalisations.
+"""NumPy reference kernels of the nn family (registered with `@implement`): the dense
+layers, activations and normalisations here; the convolutions in `conv_kernels.py` and
+padding and resampling in `resample_kernels.py`, which this module imports.
 
 Semantics follow TVM: dense/matmul/batch_matmul compute in out_dtype (topi
 nn/dense.h, batch_matmul.h); the normalisations are the decompositions of
@@ -10,15 +12,14 @@ l2_normalize follow topi's local_response_norm.h and l2_normalize.h.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from .fast_math_kernels import fast_exp
-
-Kernel = Callable[[list, Any], Any]
+from ..fast_math_kernels import fast_exp
+from ..registry import implement
+from . import conv_kernels, resample_kernels  # noqa: F401  (they register their kernels)
 
 
 def _axis(axis: int, rank: int) -> int:
@@ -34,12 +35,14 @@ def _along(v: np.ndarray, axis: int, rank: int) -> np.ndarray:
 
 # ------------------------------------------------------------ dense layers
 
+@implement("nn.dense")
 def dense(inputs: list, attrs: Any) -> np.ndarray:
     data, weight = inputs
     dtype = attrs.out_dtype or data.dtype
     return np.matmul(data.astype(dtype, copy=False), weight.astype(dtype, copy=False).T)
 
 
+@implement("nn.matmul")
 def matmul(inputs: list, attrs: Any) -> np.ndarray:
     a, b = inputs
     dtype = attrs.out_dtype or a.dtype
@@ -48,6 +51,7 @@ def matmul(inputs: list, attrs: Any) -> np.ndarray:
     return np.matmul(a.astype(dtype, copy=False), b.astype(dtype, copy=False))
 
 
+@implement("nn.batch_matmul")
 def batch_matmul(inputs: list, attrs: Any) -> np.ndarray:
     x, y = inputs
     dtype = attrs.out_dtype or x.dtype
@@ -56,6 +60,7 @@ def batch_matmul(inputs: list, attrs: Any) -> np.ndarray:
     return np.matmul(x.astype(dtype, copy=False), y.astype(dtype, copy=False))
 
 
+@implement("nn.bias_add")
 def bias_add(inputs: list, attrs: Any) -> np.ndarray:
     data, bias = inputs
     out = data + _along(bias, _axis(attrs.axis, data.ndim), data.ndim)
@@ -64,28 +69,33 @@ def bias_add(inputs: list, attrs: Any) -> np.ndarray:
 
 # ------------------------------------------------------------ activations
 
+@implement("nn.relu")
 def relu(inputs: list, attrs: Any) -> np.ndarray:
     x = inputs[0]
     return np.maximum(x, np.zeros((), x.dtype))
 
 
+@implement("nn.leaky_relu")
 def leaky_relu(inputs: list, attrs: Any) -> np.ndarray:
     x = inputs[0]
     return np.where(x > 0, x, x * attrs.alpha).astype(x.dtype)
 
 
+@implement("nn.prelu")
 def prelu(inputs: list, attrs: Any) -> np.ndarray:
     x, alpha = inputs
     a = _along(alpha, _axis(attrs.axis, x.ndim), x.ndim)
     return np.where(x > 0, x, x * a).astype(x.dtype)
 
 
+@implement("nn.softmax")
 def softmax(inputs: list, attrs: Any) -> np.ndarray:
     x = inputs[0]
     e = np.exp(x - x.max(axis=attrs.axis, keepdims=True))
     return (e / e.sum(axis=attrs.axis, keepdims=True)).astype(x.dtype, copy=False)
 
 
+@implement("nn.fast_softmax")
 def fast_softmax(inputs: list, attrs: Any) -> np.ndarray:
     """softmax with TVM's fast_exp approximation (float32; other dtypes exact), as
     topi's fast_softmax computes it."""
@@ -94,6 +104,7 @@ def fast_softmax(inputs: list, attrs: Any) -> np.ndarray:
     return (e / e.sum(axis=attrs.axis, keepdims=True)).astype(x.dtype, copy=False)
 
 
+@implement("nn.log_softmax")
 def log_softmax(inputs: list, attrs: Any) -> np.ndarray:
     x = inputs[0]
     shifted = x - x.max(axis=attrs.axis, keepdims=True)
@@ -101,6 +112,7 @@ def log_softmax(inputs: list, attrs: Any) -> np.ndarray:
         .astype(x.dtype)
 
 
+@implement("nn.dropout")
 def dropout(inputs: list, attrs: Any) -> tuple:
     """Inference semantics (TVM removes dropout before running): the input, and a mask
     of ones."""
@@ -108,6 +120,7 @@ def dropout(inputs: list, attrs: Any) -> tuple:
     return x.copy(), np.ones_like(x)
 
 
+@implement("nn.batch_flatten")
 def batch_flatten(inputs: list, attrs: Any) -> np.ndarray:
     x = inputs[0]
     return x.reshape(x.shape[0], math.prod(x.shape[1:]))
@@ -115,6 +128,7 @@ def batch_flatten(inputs: list, attrs: Any) -> np.ndarray:
 
 # ------------------------------------------------------------ normalisation
 
+@implement("nn.batch_norm")
 def batch_norm(inputs: list, attrs: Any) -> tuple:
     x, gamma, beta, mean, var = inputs
     axis = _axis(attrs.axis, x.ndim)
@@ -143,12 +157,14 @@ def _affine(out: np.ndarray, gamma: np.ndarray, beta: np.ndarray, axis: int, att
     return out.astype(dtype)
 
 
+@implement("nn.layer_norm")
 def layer_norm(inputs: list, attrs: Any) -> np.ndarray:
     x, gamma, beta = inputs
     axis = _axis(attrs.axis, x.ndim)
     return _affine(_normalize(x, (axis,), attrs.epsilon), gamma, beta, axis, attrs, x.dtype)
 
 
+@implement("nn.instance_norm")
 def instance_norm(inputs: list, attrs: Any) -> np.ndarray:
     x, gamma, beta = inputs
     axis = _axis(attrs.axis, x.ndim)
@@ -156,6 +172,7 @@ def instance_norm(inputs: list, attrs: Any) -> np.ndarray:
     return _affine(_normalize(x, axes, attrs.epsilon), gamma, beta, axis, attrs, x.dtype)
 
 
+@implement("nn.group_norm")
 def group_norm(inputs: list, attrs: Any) -> np.ndarray:
     x, gamma, beta = inputs
     axis, g = _axis(attrs.axis, x.ndim), attrs.num_groups
@@ -164,6 +181,7 @@ def group_norm(inputs: list, attrs: Any) -> np.ndarray:
     return _affine(out.reshape(x.shape), gamma, beta, axis, attrs, x.dtype)
 
 
+@implement("nn.lrn")
 def lrn(inputs: list, attrs: Any) -> np.ndarray:
     """x / (bias + alpha * window_sum(x^2) / size) ^ beta, the window of `size` entries
     along `axis` starting size // 2 before each position (zero outside)."""
@@ -176,19 +194,10 @@ def lrn(inputs: list, attrs: Any) -> np.ndarray:
     return (x / (attrs.bias + attrs.alpha * sqr_sum / size) ** attrs.beta).astype(x.dtype)
 
 
+@implement("nn.l2_normalize")
 def l2_normalize(inputs: list, attrs: Any) -> np.ndarray:
     x = inputs[0]
     axes = tuple(attrs.axis) if attrs.axis else None
     norm = np.sqrt(np.maximum((x * x).sum(axis=axes, keepdims=True),
                               np.asarray(attrs.eps, x.dtype)))
     return (x / norm).astype(x.dtype)
-
-
-KERNELS: dict[str, Kernel] = {
-    "nn.dense": dense, "nn.matmul": matmul, "nn.batch_matmul": batch_matmul,
-    "nn.bias_add": bias_add, "nn.relu": relu, "nn.leaky_relu": leaky_relu, "nn.prelu": prelu,
-    "nn.softmax": softmax, "nn.fast_softmax": fast_softmax, "nn.log_softmax": log_softmax,
-    "nn.dropout": dropout, "nn.batch_flatten": batch_flatten, "nn.batch_norm": batch_norm,
-    "nn.layer_norm": layer_norm, "nn.instance_norm": instance_norm,
-    "nn.group_norm": group_norm, "nn.lrn": lrn, "nn.l2_normalize": l2_normalize,
-}

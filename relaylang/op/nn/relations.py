@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ir.node import ANY
-from ..ir.types import TensorType, TupleType, Type
-from .relation import TypeRelError, dim_str, is_known, shape_str, tensor
-from .shape_rules import (
+from ...ir.node import ANY
+from ...ir.types import TensorType, TupleType, Type
+from ..relation import TypeRelError, dim_str, is_known, shape_str, tensor
+from ..shape_rules import (
     all_known,
     axis_of,
     dim_prod,

@@ -1,42 +1,21 @@
 """Type relations of padding and resampling: nn.pad, nn.upsampling,
-nn.depth_to_space, nn.space_to_depth and image.resize2d.
+nn.depth_to_space, nn.space_to_depth.
 
 Mirrors PadRel (src/relay/op/nn/pad.cc), UpSamplingRel (upsampling.cc: H and W
 scaled and rounded half to even, as tvm::round folds), DepthToSpaceRel and
-SpaceToDepthRel (nn.cc) and Resize2DRel (src/relay/op/image/resize.cc).
+SpaceToDepthRel (nn.cc).
 """
 from __future__ import annotations
 
 from typing import Any
 
-from ..ir.node import ANY
-from ..ir.types import TensorType, Type
-from .layouts import axis_positions
-from .relation import TypeRelError, shape_str, tensor
-from .shape_rules import (
-    Dim,
-    all_known,
-    dim_add,
-    dim_div,
-    dim_mul,
-    expect_scalar,
-    is_int,
-    out_dtype,
-    spatial,
-)
+from ...ir.types import TensorType, Type
+from ..layouts import axis_positions, check_rank
+from ..relation import TypeRelError, choice, tensor
+from ..shape_rules import all_known, dim_add, dim_div, dim_mul, expect_scalar, is_int, scaled
 
 PAD_MODES = ("constant", "edge", "reflect")
 UPSAMPLING_METHODS = ("nearest_neighbor", "bilinear", "bicubic")
-RESIZE_METHODS = ("nearest_neighbor", "linear", "cubic")
-COORDINATE_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel",
-                    "tf_half_pixel_for_nn")
-ROUNDING = ("", "round", "floor", "ceil", "round_prefer_floor", "round_prefer_ceil")
-
-
-def _choice(value: str, options: tuple[str, ...], what: str) -> None:
-    if value not in options:
-        raise TypeRelError(f"{what} must be one of {', '.join(o for o in options if o)}, "
-                           f"got {value!r}")
 
 
 def pad_widths(pad_width: Any, shape: tuple, mode: str) -> list[tuple[int, int]]:
@@ -66,34 +45,22 @@ def pad_rel(args: list[Type], attrs: Any) -> Type | None:
         return None
     data, value = tensor(args, 0, "data"), tensor(args, 1, "pad_value")
     expect_scalar(value, "pad_value", 1)
-    _choice(attrs.pad_mode, PAD_MODES, "pad_mode")
+    choice(attrs.pad_mode, PAD_MODES, "pad_mode")
     pairs = pad_widths(attrs.pad_width, data.shape, attrs.pad_mode)
     shape = tuple(dim_add(d, b + a) for d, (b, a) in zip(data.shape, pairs))
     return TensorType(shape, data.dtype)
-
-
-def scaled(d: Dim, scale: float) -> Dim:
-    """round(d * scale); Python's round is half to even, as tvm::round folds constants."""
-    return round(d * scale) if is_int(d) else ANY
 
 
 def upsampling_rel(args: list[Type], attrs: Any) -> Type | None:
     if not all_known(args[:1]):
         return None
     data = tensor(args, 0, "data")
-    _choice(attrs.method, UPSAMPLING_METHODS, "method")
+    choice(attrs.method, UPSAMPLING_METHODS, "method")
     h, w = axis_positions(attrs.layout, "HW", "layout")
-    _check_rank(data, attrs.layout)
+    check_rank(data, attrs.layout)
     shape = list(data.shape)
     shape[h], shape[w] = scaled(shape[h], attrs.scale_h), scaled(shape[w], attrs.scale_w)
     return TensorType(tuple(shape), data.dtype)
-
-
-def _check_rank(data: TensorType, layout: str) -> None:
-    rank = sum(ch.isalpha() for ch in layout)
-    if len(data.shape) != rank:
-        raise TypeRelError(f"layout {layout} has {rank} axes but data has rank "
-                           f"{len(data.shape)}", arg=0)
 
 
 def _subpixel(args: list[Type], attrs: Any) -> tuple[TensorType, list[int], int]:
@@ -101,7 +68,7 @@ def _subpixel(args: list[Type], attrs: Any) -> tuple[TensorType, list[int], int]
     if attrs.layout not in ("NCHW", "NHWC"):
         raise TypeRelError(f"layout must be NCHW or NHWC, got {attrs.layout!r}")
     pos = axis_positions(attrs.layout, "NCHW", "layout")
-    _check_rank(data, attrs.layout)
+    check_rank(data, attrs.layout)
     if attrs.block_size < 1:
         raise TypeRelError(f"block_size must be positive, got {attrs.block_size}")
     return data, pos, attrs.block_size
@@ -111,7 +78,7 @@ def depth_to_space_rel(args: list[Type], attrs: Any) -> Type | None:
     if not all_known(args[:1]):
         return None
     data, (_, c, h, w), bs = _subpixel(args, attrs)
-    _choice(attrs.mode, ("DCR", "CRD"), "mode")
+    choice(attrs.mode, ("DCR", "CRD"), "mode")
     shape = list(data.shape)
     if is_int(shape[c]) and shape[c] % (bs * bs):
         raise TypeRelError(f"data has {shape[c]} channels, not a multiple of block_size^2 = "
@@ -133,24 +100,3 @@ def space_to_depth_rel(args: list[Type], attrs: Any) -> Type | None:
         shape[axis] = dim_div(shape[axis], bs)
     shape[c] = dim_mul(shape[c], bs * bs)
     return TensorType(tuple(shape), data.dtype)
-
-
-def resize2d_rel(args: list[Type], attrs: Any) -> Type | None:
-    if not all_known(args[:1]):
-        return None
-    data = tensor(args, 0, "data")
-    _choice(attrs.method, RESIZE_METHODS, "method")
-    _choice(attrs.coordinate_transformation_mode, COORDINATE_MODES,
-            "coordinate_transformation_mode")
-    _choice(attrs.rounding_method, ROUNDING, "rounding_method")
-    h, w = axis_positions(attrs.layout, "HW", "layout")
-    _check_rank(data, attrs.layout)
-    if attrs.size is None:
-        raise TypeRelError("resize2d needs a size")
-    size = spatial(attrs.size, 2, "size")
-    for d in size:
-        if is_int(d) and d <= 0:
-            raise TypeRelError(f"size must be positive, got {shape_str(size)}")
-    shape = list(data.shape)
-    shape[h], shape[w] = size
-    return TensorType(tuple(shape), out_dtype(attrs.out_dtype, data.dtype))

@@ -1,21 +1,21 @@
-"""Pooling operators: max/avg (1d, 2d, 3d), global and adaptive pooling.
+"""The pool family: max/avg (1d, 2d, 3d), global and adaptive pooling.
 
 Mirrors the pool schemas of TVM's include/tvm/relay/attrs/nn.h and
 src/relay/op/nn/pooling.cc; every pool is OUT_ELEMWISE_FUSABLE
 (python/tvm/relay/op/nn/_nn.py). Note TVM's field order: `dilation` comes
 before `padding`, and `out_layout` right after `layout`. Relations are in
-`pool_rels.py`, NumPy kernels (bound lazily by op name) in `pool_kernels.py`.
+`relations.py`, NumPy kernels in `numpy_kernels.py`. Every pool has layout kind
+"pool": ConvertLayout gives it the desired layout, else it follows its input.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from ..ir.attrs import Attrs, IndexExpr
-from .pool_rels import adaptive_pool_rel, global_pool_rel, pool_rel
-from .registry import OpDef, OpPattern, register_op
-from .schema import attrs_schema
-from .shape_rules import lazy_kernel
+from ...ir.attrs import Attrs, IndexExpr
+from ..registry import OpPattern, declare_op
+from ..schema import attrs_schema
+from .relations import adaptive_pool_rel, global_pool_rel, pool_rel
 
 F = OpPattern.OUT_ELEMWISE_FUSABLE
 
@@ -136,7 +136,7 @@ class AdaptivePool3DAttrs(Attrs):
     type_key: ClassVar[str] = "relay.attrs.AdaptivePool3DAttrs"
 
 
-# name -> (schema, relation); each kernel is pool_kernels.KERNELS[name]
+# name -> (schema, relation)
 POOLS: dict[str, tuple[type[Attrs], Callable[..., Any]]] = {
     "nn.max_pool1d": (MaxPool1DAttrs, pool_rel(1)),
     "nn.max_pool2d": (MaxPool2DAttrs, pool_rel(2)),
@@ -155,6 +155,4 @@ POOLS: dict[str, tuple[type[Attrs], Callable[..., Any]]] = {
 }
 
 for _name, (_schema, _rel) in POOLS.items():
-    register_op(OpDef(_name, 1, attrs=_schema, type_rel=_rel,
-                      kernel=lazy_kernel("pool_kernels", _name), pattern=F,
-                      input_names=("data",)))
+    declare_op(_name, inputs=("data",), attrs=_schema, rel=_rel, pattern=F, layout="pool")

@@ -1,4 +1,4 @@
-"""NumPy reference kernels of the pools.
+"""NumPy reference kernels of the pool family (registered with `@implement`).
 
 max/avg pools follow topi's pool_impl_nd (include/tvm/topi/nn/pooling.h): the
 input is padded (max: with the dtype's lowest value; avg: with zeros), and
@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from .pool_rels import adaptive_output_size, pool_geometry, pooled_axes
+from ..registry import implement
+from .relations import adaptive_output_size, pool_geometry, pooled_axes
 
 Kernel = Callable[[list, Any], Any]
 
@@ -146,11 +147,9 @@ def adaptive_kernel(nd: int, kind: str, global_pool: bool = False) -> Kernel:
     return kernel
 
 
-KERNELS: dict[str, Kernel] = {
-    **{f"nn.{kind}_pool{nd}d": pool_kernel(nd, kind) for kind in ("max", "avg")
-       for nd in (1, 2, 3)},
-    **{f"nn.adaptive_{kind}_pool{nd}d": adaptive_kernel(nd, kind) for kind in ("max", "avg")
-       for nd in (1, 2, 3)},
-    "nn.global_max_pool2d": adaptive_kernel(2, "max", global_pool=True),
-    "nn.global_avg_pool2d": adaptive_kernel(2, "avg", global_pool=True),
-}
+for _nd in (1, 2, 3):
+    for _kind in ("max", "avg"):
+        implement(f"nn.{_kind}_pool{_nd}d")(pool_kernel(_nd, _kind))
+        implement(f"nn.adaptive_{_kind}_pool{_nd}d")(adaptive_kernel(_nd, _kind))
+implement("nn.global_max_pool2d")(adaptive_kernel(2, "max", global_pool=True))
+implement("nn.global_avg_pool2d")(adaptive_kernel(2, "avg", global_pool=True))

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..ir.types import TensorType, Type
-from .layouts import axis_positions
-from .relation import TypeRelError, dim_str, is_known, shape_str, tensor
-from .shape_rules import Dim, dim_add, is_int, padding_pairs, positive, spatial, window_out
+from ...ir.types import TensorType, Type
+from ..layouts import axis_positions
+from ..relation import TypeRelError, dim_str, is_known, shape_str, tensor
+from ..shape_rules import Dim, dim_add, is_int, padding_pairs, positive, spatial, window_out
 
 SPATIAL = {1: "W", 2: "HW", 3: "DHW"}
 Rel = Callable[[list[Type], Any], Type | None]

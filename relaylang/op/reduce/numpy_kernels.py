@@ -1,4 +1,4 @@
-"""NumPy reference kernels of the reduction family (`reduce.py` registers them).
+"""NumPy reference kernels of the reduce family (registered with `@implement`).
 
 Semantics of TVM's src/relay/op/tensor/reduce.cc computes and
 include/tvm/topi/reduction.h:
@@ -22,8 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from .elemwise_kernels import quietly
-from .reduce import reduce_axes, reduced_shape
+from ..numpy_support import quietly
+from ..registry import implement
+from .relations import reduce_axes, reduced_shape
 
 Array = np.ndarray
 Kernel = Callable[[list, Any], Array]
@@ -96,6 +97,7 @@ def _arg_reduction(pick: Callable[..., Array]) -> Kernel:
     return kernel
 
 
+@implement("variance")
 def variance(inputs: list, attrs: Any) -> Array:
     data, mean = inputs
     axes = reduce_axes(data.ndim, attrs)
@@ -109,16 +111,13 @@ def variance(inputs: list, attrs: Any) -> Array:
         return np.asarray(_divide(total, count, squares.dtype), dtype=data.dtype)
 
 
-KERNELS: dict[str, Kernel] = {
-    "sum": _reduction(_sum),
-    "mean": _reduction(_mean),
-    "max": _reduction(_extreme(np.max, largest=True)),
-    "min": _reduction(_extreme(np.min, largest=False)),
-    "prod": _reduction(lambda x, axes, keepdims: np.prod(x, axis=axes, keepdims=keepdims,
-                                                         dtype=x.dtype)),
-    "all": _reduction(lambda x, axes, keepdims: np.all(x, axis=axes, keepdims=keepdims)),
-    "any": _reduction(lambda x, axes, keepdims: np.any(x, axis=axes, keepdims=keepdims)),
-    "argmax": _arg_reduction(np.argmax),
-    "argmin": _arg_reduction(np.argmin),
-    "variance": variance,
-}
+implement("sum")(_reduction(_sum))
+implement("mean")(_reduction(_mean))
+implement("max")(_reduction(_extreme(np.max, largest=True)))
+implement("min")(_reduction(_extreme(np.min, largest=False)))
+implement("prod")(_reduction(lambda x, axes, keepdims: np.prod(x, axis=axes, keepdims=keepdims,
+                                                               dtype=x.dtype)))
+implement("all")(_reduction(lambda x, axes, keepdims: np.all(x, axis=axes, keepdims=keepdims)))
+implement("any")(_reduction(lambda x, axes, keepdims: np.any(x, axis=axes, keepdims=keepdims)))
+implement("argmax")(_arg_reduction(np.argmax))
+implement("argmin")(_arg_reduction(np.argmin))

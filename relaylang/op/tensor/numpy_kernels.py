@@ -1,4 +1,4 @@
-"""NumPy reference kernels of the elementwise family (`elemwise.py` registers them).
+"""NumPy reference kernels of the tensor family (registered with `@implement`).
 
 Semantics follow TVM's lowering: include/tvm/topi/{elemwise,broadcast}.h and
 src/tir/op/op.cc. The points where NumPy differs from TVM and which are
@@ -14,38 +14,24 @@ handled here:
   integer tensors compute in float64 and convert back;
 - every result has exactly the dtype the type relation promises: NumPy's
   upcasts (and its 0-d results that are scalars, not arrays) are undone;
-- floating-point errors never warn (TVM does not trap). Entering `np.errstate`
-  costs more than a small op, so inside `fp_errors_ignored()` (the interpreter
-  runs a whole program in one) the kernels skip their own.
+- floating-point errors never warn (numpy_support.py says how).
 
-Each kernel is `kernel(inputs, attrs) -> numpy.ndarray`; `KERNELS` maps the
-name `elemwise.numpy_kernel` asks for to the kernel.
+Each kernel is `kernel(inputs, attrs) -> numpy.ndarray`.
 """
 from __future__ import annotations
 
-import contextvars
 import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from .elemwise import canonical_dtype
-from .fast_math_kernels import fast_erf, fast_exp, fast_tanh
+from ..fast_math_kernels import fast_erf, fast_exp, fast_tanh
+from ..numpy_support import IGNORING, erf, np_dtype, quietly
+from ..registry import implement
 
 Kernel = Callable[[list, Any], Any]
 Array = np.ndarray
-
-_NUMPY_DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                 "float16", "float32", "float64"}
-
-
-def np_dtype(dtype: str) -> np.dtype:
-    """The NumPy dtype of a Relay dtype; NotImplementedError when NumPy has none."""
-    name = canonical_dtype(dtype) or dtype
-    if name not in _NUMPY_DTYPES:
-        raise NotImplementedError(f"dtype {dtype} has no NumPy equivalent")
-    return np.dtype(name)
 
 
 def _is_float(a: Array) -> bool:
@@ -58,43 +44,6 @@ def _is_int(a: Array) -> bool:
 
 def _out(value: Any, dtype: np.dtype) -> Array:
     return np.asarray(value, dtype=dtype)
-
-
-# True inside `fp_errors_ignored`. A context variable, as NumPy's own error state is one:
-# another thread (or context) calling a kernel still gets the kernel's own errstate.
-_IGNORING = contextvars.ContextVar("relaylang_fp_errors_ignored", default=False)
-
-
-class fp_errors_ignored:
-    """`with fp_errors_ignored():` NumPy floating-point errors are ignored until the block
-    ends, and the kernels called inside skip their own `np.errstate` (nestable)."""
-
-    __slots__ = ("_state", "_token")
-
-    def __enter__(self) -> None:
-        self._token = None
-        if not _IGNORING.get():
-            self._state = np.errstate(all="ignore")
-            self._state.__enter__()
-            self._token = _IGNORING.set(True)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._token is not None:
-            _IGNORING.reset(self._token)
-            self._state.__exit__(*exc)
-
-
-def quietly(fn: Callable[..., Any], *args: Any) -> Any:
-    """`fn(*args)` inside `fp_errors_ignored()` (cheaper than the `with` statement: the
-    interpreter runs each program this way)."""
-    if _IGNORING.get():
-        return fn(*args)
-    token = _IGNORING.set(True)
-    try:
-        with np.errstate(all="ignore"):
-            return fn(*args)
-    finally:
-        _IGNORING.reset(token)
 
 
 # ---------------------------------------------------------------- unary
@@ -143,29 +92,6 @@ def round_half_away(x: Array) -> Array:
     return t + np.where(np.abs(x - t) >= 0.5, np.sign(x), 0).astype(x.dtype)
 
 
-_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
-
-
-def erf(x: Array) -> Array:
-    """The error function in float64, accurate to about 1e-15: the Maclaurin
-    series for |x| <= 2 and Laplace's continued fraction for erfc beyond."""
-    x = np.asarray(x, dtype=np.float64)
-    ax = np.abs(x)
-    small = np.where(ax <= 2.0, x, 0.0)
-    term, total = small.copy(), small.copy()
-    for n in range(1, 40):                      # terms fall below 1e-19 by n = 35
-        term = term * (-small * small) / n
-        total += term / (2 * n + 1)
-    series = _TWO_OVER_SQRT_PI * total
-    z = np.where(ax > 2.0, ax, 3.0)
-    frac = z.copy()
-    for k in range(60, 0, -1):                  # converged to 4e-15 relative at z = 2
-        frac = z + (k / 2.0) / frac
-    erfc = np.exp(-z * z) / (math.sqrt(math.pi) * frac)
-    tail = np.copysign(1.0 - erfc, x)
-    return np.where(ax <= 2.0, series, np.where(np.isnan(x), x, tail))
-
-
 def _negative(x: Array) -> Array:
     # bool is 1-bit unsigned in TVM: 0 - x wraps back to x.
     return x.copy() if x.dtype == bool else np.negative(x)
@@ -175,46 +101,44 @@ def _sign(x: Array) -> Array:
     return x.copy() if x.dtype == bool else np.sign(x)
 
 
-UNARY: dict[str, Kernel] = {
-    "negative": _exact(_negative),
-    "abs": _exact(np.abs),
-    "sign": _exact(_sign),
-    "exp": _float_math(np.exp),
-    "fast_exp": _float_math(fast_exp),
-    "log": _float_math(np.log),
-    "log2": _float_math(np.log2),
-    "log10": _float_math(np.log10),
-    "sqrt": _float_math(np.sqrt),
-    "rsqrt": _float_math(lambda x: 1 / np.sqrt(x)),
-    "sigmoid": _float_math(lambda x: 1 / (1 + np.exp(-x))),
-    "tanh": _float_math(np.tanh),
-    "fast_tanh": _float_math(fast_tanh),
-    "erf": _float_math(erf),
-    "fast_erf": _float_math(fast_erf),
-    "floor": _rounding(np.floor),
-    "ceil": _rounding(np.ceil),
-    "round": _rounding(round_half_away),
-    "trunc": _rounding(np.trunc),
-    "sin": _float_math(np.sin),
-    "cos": _float_math(np.cos),
-    "tan": _float_math(np.tan),
-    "sinh": _float_math(np.sinh),
-    "cosh": _float_math(np.cosh),
-    "asin": _float_math(np.arcsin),
-    "acos": _float_math(np.arccos),
-    "atan": _float_math(np.arctan),
-    "asinh": _float_math(np.arcsinh),
-    "acosh": _float_math(np.arccosh),
-    "atanh": _float_math(np.arctanh),
-    "logical_not": _exact(np.logical_not),
-    "bitwise_not": _exact(np.invert),
-    "copy": _exact(np.copy),
-    "zeros_like": _exact(np.zeros_like),
-    "ones_like": _exact(np.ones_like),
-    "isnan": _classify(np.isnan, False),
-    "isinf": _classify(np.isinf, False),
-    "isfinite": _classify(np.isfinite, True),
-}
+implement("negative")(_exact(_negative))
+implement("abs")(_exact(np.abs))
+implement("sign")(_exact(_sign))
+implement("exp")(_float_math(np.exp))
+implement("fast_exp")(_float_math(fast_exp))
+implement("log")(_float_math(np.log))
+implement("log2")(_float_math(np.log2))
+implement("log10")(_float_math(np.log10))
+implement("sqrt")(_float_math(np.sqrt))
+implement("rsqrt")(_float_math(lambda x: 1 / np.sqrt(x)))
+implement("sigmoid")(_float_math(lambda x: 1 / (1 + np.exp(-x))))
+implement("tanh")(_float_math(np.tanh))
+implement("fast_tanh")(_float_math(fast_tanh))
+implement("erf")(_float_math(erf))
+implement("fast_erf")(_float_math(fast_erf))
+implement("floor")(_rounding(np.floor))
+implement("ceil")(_rounding(np.ceil))
+implement("round")(_rounding(round_half_away))
+implement("trunc")(_rounding(np.trunc))
+implement("sin")(_float_math(np.sin))
+implement("cos")(_float_math(np.cos))
+implement("tan")(_float_math(np.tan))
+implement("sinh")(_float_math(np.sinh))
+implement("cosh")(_float_math(np.cosh))
+implement("asin")(_float_math(np.arcsin))
+implement("acos")(_float_math(np.arccos))
+implement("atan")(_float_math(np.arctan))
+implement("asinh")(_float_math(np.arcsinh))
+implement("acosh")(_float_math(np.arccosh))
+implement("atanh")(_float_math(np.arctanh))
+implement("logical_not")(_exact(np.logical_not))
+implement("bitwise_not")(_exact(np.invert))
+implement("copy")(_exact(np.copy))
+implement("zeros_like")(_exact(np.zeros_like))
+implement("ones_like")(_exact(np.ones_like))
+implement("isnan")(_classify(np.isnan, False))
+implement("isinf")(_classify(np.isinf, False))
+implement("isfinite")(_classify(np.isfinite, True))
 
 
 # ---------------------------------------------------------------- binary
@@ -254,50 +178,55 @@ def _binary(fn: Callable[[Array, Array], Array], result: str | None = None,
     (NumPy would saturate `add` and refuse `subtract`). One function, not a wrapper per
     concern: these are the commonest kernels, and each Python call costs."""
     dtype = np.dtype(result) if result else None
+    # The bound method, once: `IGNORING.get()` on a name bound by an import compiles to an
+    # attribute load that builds a bound method on every call (CPython 3.11).
+    ignoring = IGNORING.get
 
     def kernel(inputs: list, attrs: Any) -> Array:
         a, b = inputs
         if wraps_bool and a.dtype.kind == "b":
             return np.asarray(fn(a.astype(np.uint8), b.astype(np.uint8)) & 1, dtype=a.dtype)
-        if _IGNORING.get():          # inlined `quietly`; the cast to the result dtype inside
+        if ignoring():              # inlined `quietly`; the cast to the result dtype inside
             return np.asarray(fn(a, b), dtype=dtype or a.dtype)
         with np.errstate(all="ignore"):
             return np.asarray(fn(a, b), dtype=dtype or a.dtype)
     return kernel
 
 
-BINARY: dict[str, Kernel] = {
-    "add": _binary(np.add, wraps_bool=True),
-    "subtract": _binary(np.subtract, wraps_bool=True),
-    "multiply": _binary(np.multiply, wraps_bool=True),
-    "divide": _binary(_by_kind(_nonzero(trunc_div), np.divide)),
-    "floor_divide": _binary(_by_kind(_nonzero(np.floor_divide), lambda a, b: np.floor(a / b))),
-    "trunc_divide": _binary(_by_kind(_nonzero(trunc_div), lambda a, b: np.trunc(a / b))),
-    "mod": _binary(_by_kind(_nonzero(np.fmod), np.fmod)),
-    "floor_mod": _binary(_by_kind(_nonzero(np.mod), lambda a, b: a - np.floor(a / b) * b)),
-    "trunc_mod": _binary(_by_kind(_nonzero(np.fmod), lambda a, b: a - np.trunc(a / b) * b)),
-    "power": _binary(_by_kind(int_power, np.power)),
-    "maximum": _binary(np.maximum),
-    "minimum": _binary(np.minimum),
-    "logical_and": _binary(np.logical_and),
-    "logical_or": _binary(np.logical_or),
-    "logical_xor": _binary(np.logical_xor),
-    "bitwise_and": _binary(np.bitwise_and),
-    "bitwise_or": _binary(np.bitwise_or),
-    "bitwise_xor": _binary(np.bitwise_xor),
-    "right_shift": _binary(np.right_shift),
-    "left_shift": _binary(np.left_shift),
-    "equal": _binary(np.equal, "bool"),
-    "not_equal": _binary(np.not_equal, "bool"),
-    "less": _binary(np.less, "bool"),
-    "less_equal": _binary(np.less_equal, "bool"),
-    "greater": _binary(np.greater, "bool"),
-    "greater_equal": _binary(np.greater_equal, "bool"),
-}
+implement("add")(_binary(np.add, wraps_bool=True))
+implement("subtract")(_binary(np.subtract, wraps_bool=True))
+implement("multiply")(_binary(np.multiply, wraps_bool=True))
+implement("divide")(_binary(_by_kind(_nonzero(trunc_div), np.divide)))
+implement("floor_divide")(_binary(_by_kind(_nonzero(np.floor_divide),
+                                           lambda a, b: np.floor(a / b))))
+implement("trunc_divide")(_binary(_by_kind(_nonzero(trunc_div), lambda a, b: np.trunc(a / b))))
+implement("mod")(_binary(_by_kind(_nonzero(np.fmod), np.fmod)))
+implement("floor_mod")(_binary(_by_kind(_nonzero(np.mod),
+                                        lambda a, b: a - np.floor(a / b) * b)))
+implement("trunc_mod")(_binary(_by_kind(_nonzero(np.fmod),
+                                        lambda a, b: a - np.trunc(a / b) * b)))
+implement("power")(_binary(_by_kind(int_power, np.power)))
+implement("maximum")(_binary(np.maximum))
+implement("minimum")(_binary(np.minimum))
+implement("logical_and")(_binary(np.logical_and))
+implement("logical_or")(_binary(np.logical_or))
+implement("logical_xor")(_binary(np.logical_xor))
+implement("bitwise_and")(_binary(np.bitwise_and))
+implement("bitwise_or")(_binary(np.bitwise_or))
+implement("bitwise_xor")(_binary(np.bitwise_xor))
+implement("right_shift")(_binary(np.right_shift))
+implement("left_shift")(_binary(np.left_shift))
+implement("equal")(_binary(np.equal, "bool"))
+implement("not_equal")(_binary(np.not_equal, "bool"))
+implement("less")(_binary(np.less, "bool"))
+implement("less_equal")(_binary(np.less_equal, "bool"))
+implement("greater")(_binary(np.greater, "bool"))
+implement("greater_equal")(_binary(np.greater_equal, "bool"))
 
 
 # ---------------------------------------------------------------- the rest
 
+@implement("where")
 def where(inputs: list, attrs: Any) -> Array:
     cond, x, y = inputs
     return _out(np.where(cond, x, y), x.dtype)
@@ -316,25 +245,25 @@ def clip_bound(value: float, dtype: np.dtype) -> Array:
         return np.asarray(value, dtype=dtype)
 
 
+@implement("clip")
 def clip(inputs: list, attrs: Any) -> Array:
     x = inputs[0]
     lo, hi = clip_bound(attrs.a_min, x.dtype), clip_bound(attrs.a_max, x.dtype)
     return _out(np.maximum(np.minimum(x, hi), lo), x.dtype)
 
 
+@implement("cast")
 def cast(inputs: list, attrs: Any) -> Array:
     # float -> int out of range: undefined in TVM too
     return quietly(inputs[0].astype, np_dtype(attrs.dtype))
 
 
+@implement("cast_like")
 def cast_like(inputs: list, attrs: Any) -> Array:
     return quietly(inputs[0].astype, inputs[1].dtype)
 
 
+@implement("reinterpret")
 def reinterpret(inputs: list, attrs: Any) -> Array:
     x = inputs[0] if inputs[0].flags.c_contiguous else inputs[0].copy()
     return x.view(np_dtype(attrs.dtype))
-
-
-KERNELS: dict[str, Kernel] = {**UNARY, **BINARY, "where": where, "clip": clip, "cast": cast,
-                              "cast_like": cast_like, "reinterpret": reinterpret}

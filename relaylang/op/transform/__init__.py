@@ -1,29 +1,26 @@
-"""Shape, layout, indexing and tensor-creation operators.
+"""The transform family: shape, layout, indexing and tensor-creation operators.
 
 Mirrors TVM's src/relay/op/tensor/transform.cc (patterns, arities) and the
 schemas of include/tvm/relay/attrs/transform.h. Where transform.cc sets no
 TOpPattern, the pattern comes from python/tvm/relay/op/_transform.py
-(layout_transform, zeros, ones). The type relations live in `shape_rels.py`,
-`slice_rels.py`, `index_rels.py` and `layouts.py`; the NumPy kernels in
-`transform_kernels.py`, bound lazily by op name.
+(layout_transform, zeros, ones). The type relations live in
+`shape_relations.py`, `slice_relations.py`, `index_relations.py` and
+`scan_relations.py`; the NumPy kernels in `numpy_kernels.py`.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from ..ir.attrs import Attrs, DType
-from . import index_rels as ix
-from . import shape_rels as sh
-from . import slice_rels as sl
-from .layouts import layout_transform_rel
-from .registry import OpDef, OpPattern, register_op
-from .schema import attrs_schema
-from .shape_rules import lazy_kernel
+from ...ir.attrs import Attrs, DType
+from ..registry import OpPattern, declare_op
+from ..schema import attrs_schema
+from . import index_relations as ix
+from . import shape_relations as sh
+from . import slice_relations as sl
+from .scan_relations import scan_rel
 
 E, B, I = OpPattern.ELEMWISE, OpPattern.BROADCAST, OpPattern.INJECTIVE
 R, F, O = OpPattern.COMM_REDUCE, OpPattern.OUT_ELEMWISE_FUSABLE, OpPattern.OPAQUE
-Rel = Callable[..., Any]
 
 
 @attrs_schema
@@ -181,6 +178,17 @@ class ShapeOfAttrs(Attrs):
 
 
 @attrs_schema
+class ScanopAttrs(Attrs):
+    # TVM: Integer axis (NullValue: scan the flattened input), DataType dtype (void: the
+    # input's), Bool exclusive; all three ObjectRefs, so None is accepted for each.
+    axis: int | None = None
+    dtype: DType = DType("")
+    exclusive: bool | None = False
+
+    type_key: ClassVar[str] = "relay.attrs.ScanopAttrs"
+
+
+@attrs_schema
 class GatherAttrs(Attrs):
     axis: int | None = None
 
@@ -204,41 +212,63 @@ class OneHotAttrs(Attrs):
     type_key: ClassVar[str] = "relay.attrs.OneHotAttrs"
 
 
-# name, input names (TVM's `.add_argument`s; their count is the arity; concatenate/stack take
-# one input: a tuple), schema, TVM pattern, relation; each kernel is
-# transform_kernels.KERNELS[name].
-TRANSFORM: tuple[tuple[str, tuple[str, ...], type[Attrs] | None, OpPattern, Rel], ...] = (
-    ("reshape", ("data",), ReshapeAttrs, I, sh.reshape_rel),
-    ("reshape_like", ("data", "shape_like"), ReshapeLikeAttrs, I, sh.reshape_like_rel),
-    ("transpose", ("data",), TransposeAttrs, I, sh.transpose_rel),
-    ("expand_dims", ("data",), ExpandDimsAttrs, B, sh.expand_dims_rel),
-    ("squeeze", ("data",), SqueezeAttrs, I, sh.squeeze_rel),
-    ("concatenate", ("data",), ConcatenateAttrs, I, sl.concatenate_rel),
-    ("stack", ("data",), StackAttrs, I, sl.stack_rel),
-    ("split", ("data",), SplitAttrs, I, sl.split_rel),
-    ("take", ("data", "indices"), TakeAttrs, I, ix.take_rel),
-    ("strided_slice", ("data",), StridedSliceAttrs, I, sl.strided_slice_rel),
-    ("slice_like", ("data", "shape_like"), SliceLikeAttrs, I, sl.slice_like_rel),
-    ("broadcast_to", ("data",), InitOpAttrs, B, sh.broadcast_to_rel),
-    ("broadcast_to_like", ("data", "broadcast_type"), None, B, sh.broadcast_to_like_rel),
-    ("collapse_sum_like", ("data", "collapse_type"), None, R, sh.collapse_sum_like_rel),
-    ("tile", ("data",), TileAttrs, B, sh.tile_rel),
-    ("repeat", ("data",), RepeatAttrs, B, sh.repeat_rel),
-    ("reverse", ("data",), ReverseAttrs, I, sh.reverse_rel),
-    ("reverse_sequence", ("data", "seq_lengths"), ReverseSequenceAttrs, I, sh.reverse_sequence_rel),
-    ("layout_transform", ("data",), LayoutTransformAttrs, I, layout_transform_rel),
-    ("gather", ("data", "indices"), GatherAttrs, I, ix.gather_rel),
-    ("gather_nd", ("data", "indices"), GatherNDAttrs, I, ix.gather_nd_rel),
-    ("zeros", (), InitOpAttrs, E, ix.init_rel),
-    ("ones", (), InitOpAttrs, E, ix.init_rel),
-    ("full", ("fill_value",), InitOpAttrs, E, ix.full_rel),
-    ("full_like", ("data", "fill_value"), None, E, ix.full_like_rel),
-    ("arange", ("start", "stop", "step"), ArangeAttrs, O, ix.arange_rel),  # TVM: opaque
-    ("one_hot", ("indices", "on_value", "off_value"), OneHotAttrs, F, ix.one_hot_rel),
-    ("shape_of", ("data",), ShapeOfAttrs, O, sh.shape_of_rel),
-)
+# ---------------------------------------------------------------- the ops
+# inputs: TVM's `.add_argument`s (their count is the arity); concatenate and stack take
+# one input, a tuple. scale_axis="shape": FoldScaleAxis sees a positive constant through
+# these (TVM's IsAllPositiveConstant).
 
-for _name, _inputs, _schema, _pattern, _rel in TRANSFORM:
-    register_op(OpDef(_name, len(_inputs), attrs=_schema, type_rel=_rel,
-                      kernel=lazy_kernel("transform_kernels", _name), pattern=_pattern,
-                      input_names=_inputs))
+declare_op("reshape", inputs=("data",), attrs=ReshapeAttrs, rel=sh.reshape_rel, pattern=I,
+           scale_axis="shape")
+declare_op("reshape_like", inputs=("data", "shape_like"), attrs=ReshapeLikeAttrs,
+           rel=sh.reshape_like_rel, pattern=I)
+declare_op("transpose", inputs=("data",), attrs=TransposeAttrs, rel=sh.transpose_rel,
+           pattern=I, layout="transpose", scale_axis="shape")
+declare_op("expand_dims", inputs=("data",), attrs=ExpandDimsAttrs, rel=sh.expand_dims_rel,
+           pattern=B, scale_axis="shape")
+declare_op("squeeze", inputs=("data",), attrs=SqueezeAttrs, rel=sh.squeeze_rel, pattern=I,
+           scale_axis="shape")
+declare_op("concatenate", inputs=("data",), attrs=ConcatenateAttrs, rel=sl.concatenate_rel,
+           pattern=I, layout="concatenate")
+declare_op("stack", inputs=("data",), attrs=StackAttrs, rel=sl.stack_rel, pattern=I)
+declare_op("split", inputs=("data",), attrs=SplitAttrs, rel=sl.split_rel, pattern=I)
+declare_op("take", inputs=("data", "indices"), attrs=TakeAttrs, rel=ix.take_rel, pattern=I)
+declare_op("strided_slice", inputs=("data",), attrs=StridedSliceAttrs,
+           rel=sl.strided_slice_rel, pattern=I)
+declare_op("slice_like", inputs=("data", "shape_like"), attrs=SliceLikeAttrs,
+           rel=sl.slice_like_rel, pattern=I)
+declare_op("broadcast_to", inputs=("data",), attrs=InitOpAttrs, rel=sh.broadcast_to_rel,
+           pattern=B)
+declare_op("broadcast_to_like", inputs=("data", "broadcast_type"),
+           rel=sh.broadcast_to_like_rel, pattern=B)
+declare_op("collapse_sum_like", inputs=("data", "collapse_type"),
+           rel=sh.collapse_sum_like_rel, pattern=R)
+declare_op("tile", inputs=("data",), attrs=TileAttrs, rel=sh.tile_rel, pattern=B)
+declare_op("repeat", inputs=("data",), attrs=RepeatAttrs, rel=sh.repeat_rel, pattern=B,
+           scale_axis="shape")
+declare_op("reverse", inputs=("data",), attrs=ReverseAttrs, rel=sh.reverse_rel, pattern=I)
+declare_op("reverse_sequence", inputs=("data", "seq_lengths"), attrs=ReverseSequenceAttrs,
+           rel=sh.reverse_sequence_rel, pattern=I)
+declare_op("layout_transform", inputs=("data",), attrs=LayoutTransformAttrs,
+           rel=sh.layout_transform_rel, pattern=I, layout="layout_transform")
+declare_op("gather", inputs=("data", "indices"), attrs=GatherAttrs, rel=ix.gather_rel,
+           pattern=I)
+declare_op("gather_nd", inputs=("data", "indices"), attrs=GatherNDAttrs, rel=ix.gather_nd_rel,
+           pattern=I)
+declare_op("zeros", inputs=(), attrs=InitOpAttrs, rel=ix.init_rel, pattern=E)
+declare_op("ones", inputs=(), attrs=InitOpAttrs, rel=ix.init_rel, pattern=E)
+declare_op("full", inputs=("fill_value",), attrs=InitOpAttrs, rel=ix.full_rel, pattern=E)
+declare_op("full_like", inputs=("data", "fill_value"), rel=ix.full_like_rel, pattern=E)
+declare_op("arange", inputs=("start", "stop", "step"), attrs=ArangeAttrs, rel=ix.arange_rel,
+           pattern=O)                                   # TVM: opaque
+declare_op("one_hot", inputs=("indices", "on_value", "off_value"), attrs=OneHotAttrs,
+           rel=ix.one_hot_rel, pattern=F)
+declare_op("shape_of", inputs=("data",), attrs=ShapeOfAttrs, rel=sh.shape_of_rel, pattern=O)
+# TVM registers the scans kOpaque (src/relay/op/tensor/transform.cc).
+declare_op("cumsum", inputs=("data",), attrs=ScanopAttrs, rel=scan_rel, pattern=O,
+           doc="Cumulative sum of the elements along `axis` (of the flattened input when "
+               "`axis` is None), computed in `dtype` (default: the input's). With `exclusive`, "
+               "each element excludes itself: the first is 0.")
+declare_op("cumprod", inputs=("data",), attrs=ScanopAttrs, rel=scan_rel, pattern=O,
+           doc="Cumulative product of the elements along `axis` (of the flattened input when "
+               "`axis` is None), computed in `dtype` (default: the input's). With `exclusive`, "
+               "each element excludes itself: the first is 1.")

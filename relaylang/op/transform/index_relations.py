@@ -9,10 +9,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..ir.node import ANY
-from ..ir.types import TensorType, Type
-from .relation import TypeRelError, is_known, tensor
-from .shape_rules import (
+from ...ir.node import ANY
+from ...ir.types import TensorType, Type
+from ..relation import TypeRelError, is_known, tensor
+from ..shape_rules import (
     all_known,
     axis_of,
     expect_int_dtype,

@@ -1,5 +1,4 @@
-"""NumPy reference kernels of the transform ops (`transform.py`), found by op name
-in `KERNELS` and bound lazily, so the registry loads without NumPy.
+"""NumPy reference kernels of the transform family (registered with `@implement`).
 
 Semantics are those of TVM's topi (include/tvm/topi/transform.h, broadcast.h):
 reshape's special values, split by sections or indices, strided_slice's
@@ -11,18 +10,17 @@ is imported from it rather than written twice.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from .index_rels import arange_length
-from .layouts import parse_layout, primal_sizes, transformed_shape
-from .shape_rels import axis_range, infer_newshape, squeeze_axes, transpose_axes
-from .shape_rules import ints
-from .slice_rels import slice_plan
-
-Kernel = Callable[[list, Any], Any]
+from ..layouts import parse_layout, primal_sizes, transformed_shape
+from ..numpy_support import np_dtype, quietly
+from ..registry import implement
+from ..shape_rules import ints
+from .index_relations import arange_length
+from .shape_relations import axis_range, infer_newshape, squeeze_axes, transpose_axes
+from .slice_relations import slice_plan
 
 
 def _axis(axis: int, rank: int) -> int:
@@ -31,11 +29,13 @@ def _axis(axis: int, rank: int) -> int:
 
 # ------------------------------------------------------------ shape changes
 
+@implement("reshape")
 def reshape(inputs: list, attrs: Any) -> np.ndarray:
     x = inputs[0]
     return x.reshape(infer_newshape(x.shape, ints(attrs.newshape, "newshape"), attrs.allowzero))
 
 
+@implement("reshape_like")
 def reshape_like(inputs: list, attrs: Any) -> np.ndarray:
     x, like = inputs
     lb, le = axis_range(attrs.lhs_begin, attrs.lhs_end, x.ndim, "lhs")
@@ -43,23 +43,27 @@ def reshape_like(inputs: list, attrs: Any) -> np.ndarray:
     return x.reshape(x.shape[:lb] + like.shape[rb:re_] + x.shape[le:])
 
 
+@implement("transpose")
 def transpose(inputs: list, attrs: Any) -> np.ndarray:
     x = inputs[0]
     return np.ascontiguousarray(np.transpose(x, transpose_axes(x.ndim, attrs.axes)))
 
 
+@implement("expand_dims")
 def expand_dims(inputs: list, attrs: Any) -> np.ndarray:
     x = inputs[0]
     axis = _axis(attrs.axis, x.ndim + 1)
     return x.reshape(x.shape[:axis] + (1,) * attrs.num_newaxis + x.shape[axis:])
 
 
+@implement("squeeze")
 def squeeze(inputs: list, attrs: Any) -> np.ndarray:
     x = inputs[0]
     drop = set(squeeze_axes(x.shape, attrs.axis))
     return x.reshape(tuple(d for k, d in enumerate(x.shape) if k not in drop))
 
 
+@implement("layout_transform")
 def layout_transform(inputs: list, attrs: Any) -> np.ndarray:
     """Merge each split axis into its primal axis, reorder the primal axes, zero-pad
     where the destination factor does not divide, then split and order as dst."""
@@ -86,6 +90,7 @@ def layout_transform(inputs: list, attrs: Any) -> np.ndarray:
     return np.ascontiguousarray(out)
 
 
+@implement("shape_of")
 def shape_of(inputs: list, attrs: Any) -> np.ndarray:
     x = inputs[0]
     dtype = attrs.dtype or "int64"
@@ -95,20 +100,24 @@ def shape_of(inputs: list, attrs: Any) -> np.ndarray:
 
 # ------------------------------------------------------------ join and cut
 
+@implement("concatenate")
 def concatenate(inputs: list, attrs: Any) -> np.ndarray:
     return np.concatenate(inputs[0], axis=attrs.axis)
 
 
+@implement("stack")
 def stack(inputs: list, attrs: Any) -> np.ndarray:
     return np.stack(inputs[0], axis=attrs.axis)
 
 
+@implement("split")
 def split(inputs: list, attrs: Any) -> tuple:
     spec = attrs.indices_or_sections
     parts = np.split(inputs[0], spec if isinstance(spec, int) else list(spec), axis=attrs.axis)
     return tuple(np.ascontiguousarray(p) for p in parts)
 
 
+@implement("strided_slice")
 def strided_slice(inputs: list, attrs: Any) -> np.ndarray:
     x = inputs[0]
     index = [slice(None)] * x.ndim
@@ -117,6 +126,7 @@ def strided_slice(inputs: list, attrs: Any) -> np.ndarray:
     return np.ascontiguousarray(x[tuple(index)])
 
 
+@implement("slice_like")
 def slice_like(inputs: list, attrs: Any) -> np.ndarray:
     x, like = inputs
     axes = range(min(x.ndim, like.ndim)) if attrs.axes is None else \
@@ -129,14 +139,17 @@ def slice_like(inputs: list, attrs: Any) -> np.ndarray:
 
 # ------------------------------------------------------------ broadcasting
 
+@implement("broadcast_to")
 def broadcast_to(inputs: list, attrs: Any) -> np.ndarray:
     return np.array(np.broadcast_to(inputs[0], ints(attrs.shape, "shape")))
 
 
+@implement("broadcast_to_like")
 def broadcast_to_like(inputs: list, attrs: Any) -> np.ndarray:
     return np.array(np.broadcast_to(inputs[0], inputs[1].shape))
 
 
+@implement("collapse_sum_like")
 def collapse_sum_like(inputs: list, attrs: Any) -> np.ndarray:
     """Sum away the axes along which `like` was broadcast to `data`'s shape."""
     x, like = inputs
@@ -146,18 +159,22 @@ def collapse_sum_like(inputs: list, attrs: Any) -> np.ndarray:
     return x.sum(axis=axes).reshape(like.shape).astype(like.dtype)
 
 
+@implement("tile")
 def tile(inputs: list, attrs: Any) -> np.ndarray:
     return np.tile(inputs[0], ints(attrs.reps, "reps"))
 
 
+@implement("repeat")
 def repeat(inputs: list, attrs: Any) -> np.ndarray:
     return np.repeat(inputs[0], attrs.repeats, axis=attrs.axis)
 
 
+@implement("reverse")
 def reverse(inputs: list, attrs: Any) -> np.ndarray:
     return np.flip(inputs[0], axis=attrs.axis).copy()
 
 
+@implement("reverse_sequence")
 def reverse_sequence(inputs: list, attrs: Any) -> np.ndarray:
     """Reverse the first seq_lengths[b] entries along seq_axis of each batch entry b
     (a length above the axis size reverses it all; one of 1 or less changes nothing)."""
@@ -184,6 +201,7 @@ def _take_indices(idx: np.ndarray, n: int, mode: str) -> np.ndarray:
     return idx          # "fast": no bounds handling; out-of-range raises IndexError here
 
 
+@implement("take")
 def take(inputs: list, attrs: Any) -> np.ndarray:
     data, idx = inputs
     if attrs.axis is None:
@@ -201,6 +219,7 @@ def take(inputs: list, attrs: Any) -> np.ndarray:
     return out.reshape(data.shape[:axis] + idx.shape[batch:] + data.shape[axis + 1:])
 
 
+@implement("gather")
 def gather(inputs: list, attrs: Any) -> np.ndarray:
     """out[i, j, k] = data[i, indices[i, j, k], k] (axis 1); indices may be smaller than
     data on the other axes."""
@@ -210,6 +229,7 @@ def gather(inputs: list, attrs: Any) -> np.ndarray:
     return data[tuple(grid)]
 
 
+@implement("gather_nd")
 def gather_nd(inputs: list, attrs: Any) -> np.ndarray:
     data, idx = inputs
     b = attrs.batch_dims
@@ -222,6 +242,7 @@ def gather_nd(inputs: list, attrs: Any) -> np.ndarray:
     return out.reshape(batch_shape + rest + data.shape[b + m:])
 
 
+@implement("one_hot")
 def one_hot(inputs: list, attrs: Any) -> np.ndarray:
     idx, on, off = inputs
     axis = idx.ndim if attrs.axis == -1 else _axis(attrs.axis, idx.ndim + 1)
@@ -232,24 +253,29 @@ def one_hot(inputs: list, attrs: Any) -> np.ndarray:
 
 # ------------------------------------------------------------ creation
 
+@implement("zeros")
 def zeros(inputs: list, attrs: Any) -> np.ndarray:
     return np.zeros(ints(attrs.shape, "shape"), dtype=attrs.dtype or "float32")
 
 
+@implement("ones")
 def ones(inputs: list, attrs: Any) -> np.ndarray:
     return np.ones(ints(attrs.shape, "shape"), dtype=attrs.dtype or "float32")
 
 
+@implement("full")
 def full(inputs: list, attrs: Any) -> np.ndarray:
     fill = inputs[0]
     return np.full(ints(attrs.shape, "shape"), fill, dtype=attrs.dtype or fill.dtype)
 
 
+@implement("full_like")
 def full_like(inputs: list, attrs: Any) -> np.ndarray:
     data, fill = inputs
     return np.full(data.shape, fill, dtype=data.dtype)
 
 
+@implement("arange")
 def arange(inputs: list, attrs: Any) -> np.ndarray:
     """start + i * step for i < ceil((stop - start) / step), as topi computes it."""
     start, stop, step = (float(v) if v.dtype.kind == "f" else int(v) for v in inputs)
@@ -259,13 +285,35 @@ def arange(inputs: list, attrs: Any) -> np.ndarray:
         .astype(dtype)
 
 
-KERNELS: dict[str, Kernel] = {
-    "reshape": reshape, "reshape_like": reshape_like, "transpose": transpose,
-    "expand_dims": expand_dims, "squeeze": squeeze, "layout_transform": layout_transform,
-    "shape_of": shape_of, "concatenate": concatenate, "stack": stack, "split": split,
-    "strided_slice": strided_slice, "slice_like": slice_like, "broadcast_to": broadcast_to,
-    "broadcast_to_like": broadcast_to_like, "collapse_sum_like": collapse_sum_like,
-    "tile": tile, "repeat": repeat, "reverse": reverse, "reverse_sequence": reverse_sequence,
-    "take": take, "gather": gather, "gather_nd": gather_nd, "one_hot": one_hot,
-    "zeros": zeros, "ones": ones, "full": full, "full_like": full_like, "arange": arange,
-}
+# ------------------------------------------------------------ scans
+
+def _scan(accumulate: Any, identity: int, on_bool: Any) -> Any:
+    """cumsum/cumprod as topi's scanop: each element cast to `dtype` (default: the input's),
+    accumulated in it along `axis` (the flattened input when None); with `exclusive`, the
+    result shifted by one along the axis behind the identity. Integers wrap; bool is
+    TVM's 1-bit integer (`on_bool` combines 0/1 values: the sum is the parity)."""
+    def kernel(inputs: list, attrs: Any) -> np.ndarray:
+        x = inputs[0]
+        dtype = np_dtype(attrs.dtype) if attrs.dtype else x.dtype
+        axis = attrs.axis
+        if axis is None:
+            x, axis = x.reshape(-1), 0
+        if dtype.kind == "b":
+            out = on_bool(accumulate(x.astype(np.uint8), axis=axis, dtype=np.uint8))
+        else:
+            out = quietly(lambda v: accumulate(v.astype(dtype), axis=axis, dtype=dtype), x)
+        if attrs.exclusive and out.shape[axis] > 0:
+            shifted = np.empty_like(out)
+            head = [slice(None)] * out.ndim
+            head[axis] = slice(0, 1)
+            shifted[tuple(head)] = identity
+            rest, before = list(head), list(head)
+            rest[axis], before[axis] = slice(1, None), slice(0, -1)
+            shifted[tuple(rest)] = out[tuple(before)]
+            out = shifted
+        return np.asarray(out, dtype=dtype)
+    return kernel
+
+
+implement("cumsum")(_scan(np.cumsum, 0, lambda s: (s & 1).astype(bool)))
+implement("cumprod")(_scan(np.cumprod, 1, lambda p: p.astype(bool)))

@@ -4,7 +4,8 @@ expand_dims/squeeze, tile/repeat/reverse, the broadcast_to family, shape_of.
 Mirrors the relations of TVM's src/relay/op/tensor/transform.cc (ReshapeRel with
 InferNewShape, ReshapeLikeRel, TransposeRel, ExpandDimsRel, SqueezeRel, TileRel,
 RepeatRel, ReverseRel, ReverseSequenceRel, BroadCastToRel, BroadCastToLikeRel,
-CollapseSumLikeRel) and ShapeOfRel of src/relay/op/type_relations.cc.
+CollapseSumLikeRel, LayoutTransformRel) and ShapeOfRel of
+src/relay/op/type_relations.cc.
 `infer_newshape` is shared with the reshape kernel.
 """
 from __future__ import annotations
@@ -12,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..ir.node import ANY
-from ..ir.types import TensorType, Type
-from .relation import TypeRelError, dim_str, is_known, shape_str, tensor
-from .shape_rules import (
+from ...ir.node import ANY
+from ...ir.types import TensorType, Type
+from ..layouts import parse_layout, primal_sizes, transformed_shape
+from ..relation import TypeRelError, dim_str, is_known, shape_str, tensor
+from ..shape_rules import (
     Dim,
     all_known,
     axis_of,
@@ -337,3 +339,21 @@ def shape_of_rel(args: list[Type], attrs: Any) -> Type | None:
     data = tensor(args, 0, "data")
     return TensorType((len(data.shape),) if data.shape else (), attrs.dtype or "int64")
 
+
+def layout_transform_rel(args: list[Type], attrs: Any) -> Type | None:
+    """LayoutTransformRel: BijectiveLayout(src, dst).ForwardShape(data.shape)."""
+    if not is_known(args[0]):
+        return None
+    data = tensor(args, 0, "data")
+    src = parse_layout(attrs.src_layout, "src_layout")
+    dst = parse_layout(attrs.dst_layout, "dst_layout")
+    if len(src) != len(data.shape):
+        raise TypeRelError(f"src_layout {attrs.src_layout!r} has {len(src)} axes but data has "
+                           f"rank {len(data.shape)}", arg=0)
+    src_primal = {a for a, _ in src if a.isupper()}
+    dst_primal = {a for a, _ in dst if a.isupper()}
+    if src_primal != dst_primal:
+        raise TypeRelError(f"cannot convert layout {attrs.src_layout} to {attrs.dst_layout}: "
+                           "they have different primal axes")
+    sizes = primal_sizes(data.shape, src)
+    return TensorType(transformed_shape(sizes, dst), data.dtype)

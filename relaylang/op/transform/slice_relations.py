@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..ir.node import ANY
-from ..ir.types import TensorType, TupleType, Type
-from .relation import TypeRelError, is_known, shape_str, tensor, type_str
-from .shape_rules import Dim, all_known, axis_of, dim_div, ints, is_int
+from ...ir.node import ANY
+from ...ir.types import TensorType, TupleType, Type
+from ..relation import TypeRelError, is_known, shape_str, tensor, type_str
+from ..shape_rules import Dim, all_known, axis_of, dim_div, ints, is_int
 
 INT64_MAX = 2**63 - 1
 

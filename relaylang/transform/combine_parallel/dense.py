@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ...ir.expr import Call, Expr, Tuple, TupleGetItem
+from ...op import call as op_call
 from ...op.nn import BatchMatmulAttrs, DenseAttrs
 from ...op.registry import get as get_op
 from ...op.transform import (
@@ -75,10 +76,6 @@ class CombineParallelDense(CombineParallelPass):
         return DenseToBatchCombiner() if self.to_batch else DenseToDenseCombiner()
 
 
-def _call(name: str, *args: Expr, attrs: Any = None) -> Call:
-    return Call(get_op(name), args, attrs)
-
-
 class _DenseCombiner(Combiner):
     op_name = "nn.dense"
 
@@ -113,8 +110,8 @@ class DenseToBatchCombiner(_DenseCombiner):
         attrs: Any = group[0][0].attrs
         data = _stack([new(b[0].args[0]) for b in group])
         weight = _stack([new(b[0].args[1]) for b in group])
-        return _call("nn.batch_matmul", data, weight,
-                     attrs=BatchMatmulAttrs(out_dtype=attrs.out_dtype, transpose_b=True))
+        return op_call("nn.batch_matmul", data, weight,
+                       attrs=BatchMatmulAttrs(out_dtype=attrs.out_dtype, transpose_b=True))
 
     def is_arg_compatible(self, root: Call, a: Call, b: Call, index: int,
                           parent_index: int) -> bool:
@@ -137,14 +134,14 @@ class DenseToBatchCombiner(_DenseCombiner):
                 missing = rank - len(static_shape(arg) or ())
                 part = new(arg)
                 if missing > 0:     # (n) -> (1, n), so that it broadcasts as before
-                    part = _call("expand_dims", part,
-                                 attrs=ExpandDimsAttrs(axis=0, num_newaxis=missing))
+                    part = op_call("expand_dims", part,
+                                   attrs=ExpandDimsAttrs(axis=0, num_newaxis=missing))
                 parts.append(part)
             args.append(_stack(parts))
         return Call(first.op, tuple(args), first.attrs)
 
     def split_outputs(self, data: Expr, group: Group, depth: int) -> list[Expr]:
-        parts = _call("split", data, attrs=SplitAttrs(indices_or_sections=len(group), axis=0))
+        parts = op_call("split", data, attrs=SplitAttrs(indices_or_sections=len(group), axis=0))
         return [Call(get_op("squeeze"), (TupleGetItem(parts, k),), SqueezeAttrs(axis=(0,)),
                      span=branch[depth].span)
                 for k, branch in enumerate(group)]
@@ -162,8 +159,8 @@ class DenseToDenseCombiner(_DenseCombiner):
         attrs: Any = group[0][0].attrs
         units = sum(_width(b[0]) for b in group)
         weight = concat([new(b[0].args[1]) for b in group], 0)
-        return _call("nn.dense", new(group[0][0].args[0]), weight,
-                     attrs=DenseAttrs(units=units, out_dtype=attrs.out_dtype))
+        return op_call("nn.dense", new(group[0][0].args[0]), weight,
+                       attrs=DenseAttrs(units=units, out_dtype=attrs.out_dtype))
 
     def is_arg_compatible(self, root: Call, a: Call, b: Call, index: int,
                           parent_index: int) -> bool:
@@ -213,10 +210,10 @@ def _columns(call: Call, index: int, parent_index: int, new: Lookup) -> Expr:
     assert shape is not None
     part = new(arg)
     if not shape:
-        part = _call("expand_dims", part, attrs=ExpandDimsAttrs(axis=-1, num_newaxis=1))
+        part = op_call("expand_dims", part, attrs=ExpandDimsAttrs(axis=-1, num_newaxis=1))
     if (not shape or (width > 1 and shape[-1] == 1)):
         axis = max(len(shape) - 1, 0)
-        part = _call("repeat", part, attrs=RepeatAttrs(repeats=width, axis=axis))
+        part = op_call("repeat", part, attrs=RepeatAttrs(repeats=width, axis=axis))
     return part
 
 
@@ -228,4 +225,4 @@ def _width(e: Expr) -> int:
 
 
 def _stack(parts: list[Expr]) -> Call:
-    return _call("stack", Tuple(tuple(parts)), attrs=StackAttrs(axis=0))
+    return op_call("stack", Tuple(tuple(parts)), attrs=StackAttrs(axis=0))

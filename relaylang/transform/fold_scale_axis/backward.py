@@ -39,19 +39,16 @@ from ...ir.expr import Call, Expr, Function
 from ...ir.module import IRModule
 from ...ir.normal_forms import opaque_children
 from ...ir.traverse import post_order
+from ...op import call
 from ..pass_infra import ModulePass, PassContext, register_pass
 from .common import (
-    ADD_SUB,
-    CONVS,
-    RELUS,
     Message,
-    call,
     conv_axes,
     expand_bias_to_match_axis,
     foldable_consumer,
     is_all_positive_constant,
     match_broadcast_to_left_axes,
-    op_name,
+    scale_role,
     tensor_type,
     transform_typed_functions,
 )
@@ -89,7 +86,7 @@ def backward_fold_scale_axis(fn: Function) -> Function:
         elif id(node) in pending:
             assert isinstance(node, Call) and isinstance(rebuilt, Call)
             message, scale = pending[id(node)]
-            rule = _SCALE[op_name(node) or ""]
+            rule = _SCALE[scale_role(node) or ""]
             done[id(node)] = rule.build(node, rebuilt, message, scale, messages)
         else:
             done[id(node)] = rebuilt
@@ -114,7 +111,7 @@ def _prepare(order: list[Expr]) -> dict[int, Message]:
     counts = _use_counts(order)
     messages: dict[int, Message] = {}
     for node in order:
-        rule = _SCALE.get(op_name(node) or "")
+        rule = _SCALE.get(scale_role(node) or "")
         if rule is None or counts.get(id(node), 0) != 1:
             continue
         assert isinstance(node, Call)
@@ -135,9 +132,9 @@ def _plan(order: list[Expr], messages: dict[int, Message]
         if id(node) in pending:
             assert isinstance(node, Call)
             message, scale = pending[id(node)]
-            for arg in _SCALE[op_name(node) or ""].scaled_args(node, messages):
+            for arg in _SCALE[scale_role(node) or ""].scaled_args(node, messages):
                 pending[id(arg)] = (message, scale)
-        elif op_name(node) == "multiply":
+        elif scale_role(node) == "multiply":
             assert isinstance(node, Call)
             side = _fold_multiply(node, messages, pending)
             if side is not None:
@@ -276,13 +273,12 @@ def _dense_build(node: Call, new: Call, message: Message, scale: Expr,
     return Call(new.op, (new.args[0], weight), new.attrs, new.type_args, span=node.span)
 
 
-_RELU = ScaleRule(_relu_prep, _first_arg, _as_is)
-_ADD_SUB = ScaleRule(_add_sub_prep, _add_sub_args, _add_sub_build)
-_CONV = ScaleRule(_conv_prep, _no_args, _conv_build)
+# scale_axis role (OpDef.scale_axis) -> how an op of that role takes a scale on its output;
+# a "multiply" is the scale itself (`_fold_multiply`).
 _SCALE: dict[str, ScaleRule] = {
-    **{name: _RELU for name in RELUS},
-    **{name: _ADD_SUB for name in ADD_SUB},
-    **{name: _CONV for name in CONVS},
-    "nn.bias_add": ScaleRule(_bias_add_prep, _first_arg, _bias_add_build),
-    "nn.dense": ScaleRule(_dense_prep, _no_args, _dense_build),
+    "relu": ScaleRule(_relu_prep, _first_arg, _as_is),
+    "add_sub": ScaleRule(_add_sub_prep, _add_sub_args, _add_sub_build),
+    "conv": ScaleRule(_conv_prep, _no_args, _conv_build),
+    "bias_add": ScaleRule(_bias_add_prep, _first_arg, _bias_add_build),
+    "dense": ScaleRule(_dense_prep, _no_args, _dense_build),
 }

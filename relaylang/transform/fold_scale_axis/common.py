@@ -6,9 +6,11 @@ scaled along `axes`" (sorted; one axis here, as only plain layouts are folded) a
 the scale must be a positive constant (true once it passes a ReLU: relu(s * x) equals
 s * relu(x) only for s > 0). `None` is TVM's null message: no scaling possible.
 
-The consumers that absorb a scale into their weight are conv2d, conv3d and dense:
-`channel_axes` says where their channels sit, in the plain (unblocked) layouts that the
-interpreter runs. Folding is limited to floating-point tensors whose weight has the
+Which op plays which part is the op's `scale_axis` role, declared with the op in its
+family (`OpDef.scale_axis`; `scale_role` reads it): the passes map roles to rules.
+The consumers that absorb a scale into their weight (roles "conv" and "dense") are
+conv2d, conv3d and dense: `conv_axes` says where a conv's channels sit, in the plain
+(unblocked) layouts that the interpreter runs. Folding is limited to floating-point tensors whose weight has the
 dtype of the data (TVM would also fold integer scales, where the `divide` that the
 forward direction adds would truncate, and scales whose dtype differs from the weight,
 which gives an ill-typed multiply).
@@ -19,18 +21,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ...ir.attrs import Attrs
 from ...ir.dtype import dtype_kind
 from ...ir.expr import Call, Constant, Expr, Function, Op
 from ...ir.module import IRModule
 from ...ir.normal_forms import is_opaque
 from ...ir.types import TensorType
-from ...op import get as get_op
+from ...op import call, get_op_def
 from ...op.transform import ExpandDimsAttrs, RepeatAttrs, SqueezeAttrs
-
-CONVS = ("nn.conv2d", "nn.conv3d")
-RELUS = ("nn.relu", "nn.leaky_relu")
-ADD_SUB = ("add", "subtract")
 
 
 @dataclass(frozen=True)
@@ -48,12 +45,12 @@ def intersect(a: Message | None, b: Message | None) -> Message | None:
     return Message(axes, a.require_positive or b.require_positive) if axes else None
 
 
-def op_name(e: Expr) -> str | None:
-    return e.op.name if isinstance(e, Call) and isinstance(e.op, Op) else None
-
-
-def call(name: str, *args: Expr, attrs: Attrs | None = None) -> Call:
-    return Call(get_op(name), args, attrs)
+def scale_role(e: Expr) -> str | None:
+    """The FoldScaleAxis role of the op `e` calls (`OpDef.scale_axis`), or None."""
+    if not (isinstance(e, Call) and isinstance(e.op, Op)):
+        return None
+    opdef = get_op_def(e.op.name)
+    return opdef.scale_axis if opdef is not None else None
 
 
 def tensor_type(e: Expr) -> TensorType | None:
@@ -110,13 +107,11 @@ def expand_bias_to_match_axis(bias: Expr, target_ndim: int, axes: tuple[int, ...
     return bias
 
 
-_PEELED = ("expand_dims", "reshape", "transpose", "squeeze", "repeat")
-
-
 def is_all_positive_constant(e: Expr) -> bool:
-    """A constant whose every element is > 0, possibly under shape-only ops (TVM's
-    IsAllPositiveConstant). A loop: the peeled chain may be long."""
-    while op_name(e) in _PEELED:
+    """A constant whose every element is > 0, possibly under shape-only ops (role "shape":
+    expand_dims, reshape, transpose, squeeze, repeat, as TVM's IsAllPositiveConstant).
+    A loop: the peeled chain may be long."""
+    while scale_role(e) == "shape":
         assert isinstance(e, Call)
         e = e.args[0]
     if not isinstance(e, Constant):

@@ -38,20 +38,17 @@ from ...ir.expr import Call, Expr, Function
 from ...ir.module import IRModule
 from ...ir.normal_forms import opaque_children
 from ...ir.traverse import post_order
+from ...op import call
 from ..pass_infra import ModulePass, PassContext, register_pass
 from .common import (
-    ADD_SUB,
-    CONVS,
-    RELUS,
     Message,
-    call,
     conv_axes,
     expand_bias_to_match_axis,
     foldable_consumer,
     intersect,
     is_all_positive_constant,
     match_broadcast_to_left_axes,
-    op_name,
+    scale_role,
     tensor_type,
     transform_typed_functions,
 )
@@ -89,7 +86,7 @@ def forward_fold_scale_axis(fn: Function) -> Function:
     for node in order:
         kids = opaque_children(node)
         rebuilt = node.with_children([done[id(c)] for c in kids]) if kids else node
-        rule = _REWRITE.get(op_name(node) or "")
+        rule = _REWRITE.get(scale_role(node) or "")
         result = None
         if rule is not None:
             assert isinstance(node, Call) and isinstance(rebuilt, Call)
@@ -120,7 +117,7 @@ def _prepare(order: list[Expr]) -> dict[int, Message | None]:
         messages[key] = intersect(messages[key], message) if key in messages else message
 
     for node in reversed(order):
-        rule = _PREPARE.get(op_name(node) or "")
+        rule = _PREPARE.get(scale_role(node) or "")
         if rule is not None:
             assert isinstance(node, Call)
             for arg, message in zip(node.args, rule(node, messages.get(id(node)))):
@@ -161,11 +158,12 @@ def _dense_prep(node: Call, out: Message | None) -> list[Message | None]:
 
 
 Prep = Callable[[Call, "Message | None"], "list[Message | None]"]
+# scale_axis role (OpDef.scale_axis) -> the scales an op of that role asks of its inputs
 _PREPARE: dict[str, Prep] = {
-    **{name: _relu_prep for name in RELUS},
-    **{name: _add_sub_prep for name in ADD_SUB},
-    **{name: _conv_prep for name in CONVS},
-    "nn.dense": _dense_prep,
+    "relu": _relu_prep,
+    "add_sub": _add_sub_prep,
+    "conv": _conv_prep,
+    "dense": _dense_prep,
 }
 
 
@@ -237,10 +235,11 @@ def _dense(node: Call, new: Call, args: Args, message: Message | None) -> Expr |
 
 
 Rewrite = Callable[[Call, Call, Args, "Message | None"], "Expr | Scaled | None"]
+# scale_axis role (OpDef.scale_axis) -> how an op of that role is rewritten
 _REWRITE: dict[str, Rewrite] = {
-    **{name: _relu for name in RELUS},
-    **{name: _add_sub for name in ADD_SUB},
-    **{name: _conv for name in CONVS},
-    "nn.dense": _dense,
+    "relu": _relu,
+    "add_sub": _add_sub,
+    "conv": _conv,
+    "dense": _dense,
     "multiply": _multiply,
 }

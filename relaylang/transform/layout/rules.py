@@ -2,25 +2,30 @@
 `rewrite.py` (TVM's per-op `FInferCorrectLayout` in src/relay/op/**, and
 `FTVMConvertOpLayout` in python/tvm/relay/op/nn/_nn.py for the ops a pass converts).
 
-Rules by family (a rule sees the facts of its arguments, see `Laid`):
+Each op says which rule is its own by its `layout` kind, declared with the op in its
+family (`relaylang/op/<family>/`); `LAYOUT_RULES` maps the kinds to the rules, and
+`RULES` (op name -> rule) follows from the registry. The kinds (a rule sees the facts
+of its arguments, see `Laid`):
 
-  convolutions   take the layouts the pass prefers (or keep their own) and want
+  conv           take the layouts the pass prefers (or keep their own) and want
                  data and weight in them; the result is in the new data layout.
-  pools          take the preferred layout, else follow their input's layout.
-  elementwise    (unary ops, clip, cast, nn.relu, ...) follow their input.
-  broadcasting   (add, multiply, where, ...) follow the first operand of full rank;
+  pool           take the preferred layout, else follow their input's layout.
+  elemwise       (unary ops, clip, cast, nn.relu, ...) follow their input.
+  broadcast      (add, multiply, where, ...) follow the first operand of full rank;
                  a lower-rank operand is converted by the matching tail of the
                  layouts (bias (C, 1, 1): CHW -> HWC), an all-ones one is left alone.
-  one axis       (nn.bias_add, nn.prelu, nn.batch_norm, softmaxes, nn.lrn,
-                 concatenate) follow, with `axis` renumbered.
-  reductions     follow, with `axis` renumbered; without keepdims the result's
+  axis           (nn.bias_add, nn.prelu, nn.batch_norm, softmaxes, nn.lrn)
+                 follow, with `axis` renumbered.
+  reduce         follow, with `axis` renumbered; without keepdims the result's
                  layout drops the reduced axes (NHWC mean over HW is NC: no edge).
-  nn.pad         follows, its pad_width permuted.
+  arg_reduce     (argmax, argmin) as reduce, when reducing over one axis.
+  concatenate    follows its first converted field, with `axis` renumbered.
+  pad            (nn.pad) follows, its pad_width permuted.
   transpose      absorbs the conversion: its axes are composed with it, so its
                  result is in the original layout (an identity transpose vanishes).
   layout_transform  of a converted value from its original layout is the value itself.
 
-Every other op is an edge: its arguments get their original layouts back.
+Every op without a kind is an edge: its arguments get their original layouts back.
 """
 from __future__ import annotations
 
@@ -29,17 +34,8 @@ from typing import Any
 
 from ...ir.expr import Call, Tuple
 from ...ir.types import TensorType, TupleType
-from ...op.elemwise import BINARY, UNARY
-from ...op.nn import NN
-from ...op.pool import POOLS
-from ...op.reduce import REDUCE
+from ...op import all_ops
 from .rewrite import Info, Laid, Plan, Prefer, Rule, is_plain, laid
-
-# Convolutions are the ops of nn.py whose schema has a kernel layout.
-CONV_OPS: tuple[str, ...] = tuple(
-    name for name, _, schema, *_ in NN
-    if schema is not None and "kernel_layout" in {f.name for f in dataclasses.fields(schema)})
-POOL_OPS: tuple[str, ...] = tuple(POOLS)
 
 
 def _rank(expr: Any) -> int | None:
@@ -211,22 +207,29 @@ def layout_transform_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan
     return Plan(attrs, (have,), laid(attrs.dst_layout, have.new), forward=0)
 
 
-ELEMWISE_OPS = (*UNARY, "clip", "cast", "reinterpret", "nn.relu", "nn.leaky_relu")
-BROADCAST_OPS = (*BINARY, "where")
-AXIS_OPS = ("nn.bias_add", "nn.prelu", "nn.batch_norm", "nn.softmax", "nn.log_softmax",
-            "nn.fast_softmax", "nn.lrn")
-
-RULES: dict[str, Rule] = {
-    **{name: conv_rule for name in CONV_OPS},
-    **{name: pool_rule for name in POOL_OPS},
-    **{name: elemwise_rule for name in ELEMWISE_OPS},
-    **{name: broadcast_rule for name in BROADCAST_OPS},
-    **{name: axis_rule for name in AXIS_OPS},
-    **{name: reduce_rule for name in REDUCE},
-    "argmax": arg_reduce_rule,
-    "argmin": arg_reduce_rule,
+# layout kind (OpDef.layout) -> its rule
+LAYOUT_RULES: dict[str, Rule] = {
+    "conv": conv_rule,
+    "pool": pool_rule,
+    "elemwise": elemwise_rule,
+    "broadcast": broadcast_rule,
+    "axis": axis_rule,
+    "reduce": reduce_rule,
+    "arg_reduce": arg_reduce_rule,
     "concatenate": concatenate_rule,
-    "nn.pad": pad_rule,
+    "pad": pad_rule,
     "transpose": transpose_rule,
     "layout_transform": layout_transform_rule,
 }
+
+
+def ops_of_kind(kind: str) -> tuple[str, ...]:
+    """The registered ops of layout kind `kind`, in registration order."""
+    return tuple(d.name for d in all_ops() if d.layout == kind)
+
+
+RULES: dict[str, Rule] = {d.name: LAYOUT_RULES[d.layout] for d in all_ops()
+                          if d.layout is not None}
+# The ops `desired_layouts` may name: they take the layouts a pass prefers.
+CONV_OPS: tuple[str, ...] = ops_of_kind("conv")
+POOL_OPS: tuple[str, ...] = ops_of_kind("pool")

@@ -1,0 +1,18 @@
+"""NumPy reference kernel of image.resize2d (registered with `@implement`); the
+resampling itself is `op/resize_numpy.py`."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..registry import implement
+from ..resize_numpy import resize_hw
+
+
+@implement("image.resize2d")
+def resize2d(inputs: list, attrs: Any) -> np.ndarray:
+    x = inputs[0]
+    return resize_hw(x, attrs.layout, tuple(attrs.size), attrs.method,
+                     attrs.coordinate_transformation_mode, attrs.rounding_method,
+                     attrs.out_dtype or x.dtype, attrs.cubic_alpha, bool(attrs.cubic_exclude))

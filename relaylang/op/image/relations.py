@@ -1,0 +1,35 @@
+"""Type relations of the image family: Resize2DRel (src/relay/op/image/resize.cc)."""
+from __future__ import annotations
+
+from typing import Any
+
+from ...ir.types import TensorType, Type
+from ..layouts import axis_positions, check_rank
+from ..relation import TypeRelError, choice, shape_str, tensor
+from ..shape_rules import all_known, is_int, out_dtype, spatial
+
+RESIZE_METHODS = ("nearest_neighbor", "linear", "cubic")
+COORDINATE_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel",
+                    "tf_half_pixel_for_nn")
+ROUNDING = ("", "round", "floor", "ceil", "round_prefer_floor", "round_prefer_ceil")
+
+
+def resize2d_rel(args: list[Type], attrs: Any) -> Type | None:
+    if not all_known(args[:1]):
+        return None
+    data = tensor(args, 0, "data")
+    choice(attrs.method, RESIZE_METHODS, "method")
+    choice(attrs.coordinate_transformation_mode, COORDINATE_MODES,
+            "coordinate_transformation_mode")
+    choice(attrs.rounding_method, ROUNDING, "rounding_method")
+    h, w = axis_positions(attrs.layout, "HW", "layout")
+    check_rank(data, attrs.layout)
+    if attrs.size is None:
+        raise TypeRelError("resize2d needs a size")
+    size = spatial(attrs.size, 2, "size")
+    for d in size:
+        if is_int(d) and d <= 0:
+            raise TypeRelError(f"size must be positive, got {shape_str(size)}")
+    shape = list(data.shape)
+    shape[h], shape[w] = size
+    return TensorType(tuple(shape), out_dtype(attrs.out_dtype, data.dtype))

@@ -6,20 +6,8 @@ them. Importing this package imports no family: the registry loads them on first
 """
 from typing import Any
 
-from .registry import (
-    OpDef,
-    OpPattern,
-    all_ops,
-    attrs_schemas,
-    call,
-    declare_op,
-    families,
-    get,
-    get_op_def,
-    implement,
-    implementation,
-    register_op,
-)
+from .registry import (OpDef, OpPattern, all_ops, attrs_schemas, call, declare_op, families, get,
+                       get_op_def, implement, implementation, register_op)
 
 __all__ = ["OpDef", "OpPattern", "all_ops", "attrs_schemas", "call", "declare_op", "families",
            "get", "get_op_def", "implement", "implementation", "register_op"]

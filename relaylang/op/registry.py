@@ -170,6 +170,10 @@ TARGET_MODULES: dict[str, str] = {
     "gradient": "gradients",       # gradient definitions
 }
 
+class NoImplementation(LookupError):
+    """An op was run on a target it has no implementation for."""
+
+
 _IMPLS: dict[tuple[str, str], Callable[..., Any]] = {}
 _TRIED: set[tuple[str, str]] = set()     # (package, target) modules imported or missing
 
@@ -230,7 +234,7 @@ def _numpy_kernel(name: str) -> Callable[[list, Any], Any]:
         if impl is None:
             impl = implementation(name, "numpy")
             if impl is None:
-                raise NotImplementedError(f"op {name} has no numpy kernel")
+                raise NoImplementation(f"op {name} has no numpy kernel")
         return impl(inputs, attrs)
     kernel.__name__ = kernel.__qualname__ = f"numpy_kernel[{name}]"
     return kernel

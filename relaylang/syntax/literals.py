@@ -83,7 +83,7 @@ _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|[\s\S])")
 
 def _unescape(m: re.Match[str]) -> str:
     code = m.group(1)
-    if code[0] == "x":
+    if code[0] == "x" and len(code) > 1:    # a bare `\x` (no hex digit) is an unknown escape
         return chr(int(code[1:], 16))
     if code[0] in "01234567":
         return chr(int(code, 8))

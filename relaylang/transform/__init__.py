@@ -7,21 +7,9 @@ them by name, so `get_pass("ToANormalForm")` finds them without a list here.
 from .bind_params import BindParams, BindParamsError
 from .infer_type import InferType
 from .instruments import PassTimingInstrument, PrintIR, VerifyEach
-from .pass_infra import (
-    FunctionPass,
-    ModulePass,
-    Pass,
-    PassContext,
-    PassInfo,
-    PassInstrument,
-    PassNotFound,
-    Sequential,
-    function_pass,
-    get_pass,
-    list_passes,
-    module_pass,
-    register_pass,
-)
+from .pass_infra import (FunctionPass, ModulePass, Pass, PassContext, PassInfo, PassInstrument,
+                         PassNotFound, Sequential, function_pass, get_pass, list_passes,
+                         module_pass, register_pass)
 
 __all__ = ["BindParams", "BindParamsError", "FunctionPass", "InferType", "ModulePass", "Pass",
            "PassContext", "PassInfo", "PassInstrument", "PassNotFound", "PassTimingInstrument",

@@ -45,7 +45,6 @@ class CanonicalizeCast(ModulePass):
     name: ClassVar[str] = "CanonicalizeCast"
     opt_level: ClassVar[int] = 3
     required: ClassVar[tuple[str, ...]] = ("InferType",)
-    types_result: ClassVar[bool] = True
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         return transform_typed_functions(mod, canonicalize_cast)

@@ -37,7 +37,6 @@ class CanonicalizeOps(ModulePass):
     name: ClassVar[str] = "CanonicalizeOps"
     opt_level: ClassVar[int] = 3
     required: ClassVar[tuple[str, ...]] = ("InferType",)
-    types_result: ClassVar[bool] = True
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         out = mod.copy()

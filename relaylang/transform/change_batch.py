@@ -41,7 +41,7 @@ class ChangeBatch(FunctionPass):
 
     name: ClassVar[str] = "ChangeBatch"
     opt_level: ClassVar[int] = 1
-    types_result: ClassVar[bool] = True   # new parameter types reach every node
+    required: ClassVar[tuple[str, ...]] = ("InferType",)   # new parameter types reach every node
     data: Any = ""                      # "x:0;y:1", or {name or Var: axis}
     batch_size: int = 16
 

@@ -25,5 +25,5 @@ class InferType(ModulePass):
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         return infer_types(mod)
 
-    def already_holds(self, mod: IRModule) -> bool:
+    def already_holds(self, mod: IRModule) -> bool | None:
         return is_typed(mod)

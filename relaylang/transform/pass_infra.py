@@ -9,11 +9,12 @@ of a `Sequential` run (opt level, required and disabled passes) and calls the
 instruments before and after each pass: that is how `--print-after-all`,
 `--time-passes` and `--verify-each` work, without prints inside passes.
 
-What a pass needs and promises is declared, once, on its class, and the context
-honours it for every pass it runs, inside a `Sequential` or alone:
-`required` names passes that run first (a required pass whose effect already
-holds, such as InferType on a typed module, is skipped), and `types_result`
-says the result is re-typed when the pass built new, untyped functions.
+What a pass needs is declared, once, on its class (`required`, TVM's name), and
+the context honours it for every pass it runs, inside a `Sequential` or alone:
+the required passes run first. A required pass that can tell whether its effect
+holds (`already_holds`: InferType on a module whose functions all carry types)
+is skipped when it does, and re-established on the result when the pass broke
+it: a pass that requires types returns a typed module, as TVM's passes do.
 """
 from __future__ import annotations
 
@@ -26,7 +27,6 @@ from typing import Any, Callable, ClassVar, Iterator, Sequence
 
 from ..ir.expr import Function
 from ..ir.module import IRModule
-from ..typing import infer_types, is_typed
 
 
 @dataclass(frozen=True)
@@ -43,18 +43,15 @@ class Pass:
     opt_level: ClassVar[int] = 0
     # Passes the context runs before this one (TVM's `required`), by name.
     required: ClassVar[tuple[str, ...]] = ()
-    # The context types the result when the pass leaves new, untyped functions (passes
-    # that read and build typed IR return typed modules, as TVM's do).
-    types_result: ClassVar[bool] = False
 
     @property
     def info(self) -> PassInfo:
         return PassInfo(self.name, self.opt_level, tuple(self.required))
 
-    def already_holds(self, mod: IRModule) -> bool:
-        """Whether running this pass as a requirement would change nothing (InferType on a
-        typed module); the context then skips it."""
-        return False
+    def already_holds(self, mod: IRModule) -> bool | None:
+        """Whether running this pass would change nothing (InferType: every function of
+        `mod` is typed), or None when the pass cannot tell, and so always runs."""
+        return None
 
     def __call__(self, mod: IRModule) -> IRModule:
         return PassContext.current().run(self, mod)
@@ -161,32 +158,36 @@ class PassContext:
             return True
         return info.opt_level <= self.opt_level and name not in self._names(self.disabled_pass)
 
-    def _establish(self, names: Sequence[str], mod: IRModule) -> IRModule:
-        """`mod` after the required passes `names` whose effect does not already hold.
-        They are preconditions the context sets up, not steps of the pipeline: the
-        instruments (print-after-all, timing) see only the passes that were asked for."""
+    def _establish(self, names: Sequence[str], mod: IRModule, after: bool = False) -> IRModule:
+        """`mod` with the required passes `names` run, except those whose effect already
+        holds; `after` a pass, only those that can tell and no longer hold. They are
+        conditions the context sets up, not steps of the pipeline: the instruments
+        (print-after-all, timing) see only the passes that were asked for."""
         for name in names:
             required = get_pass(name)
-            if not required.already_holds(mod):
-                mod = self._apply(required, self._establish(required.required, mod))
+            holds = required.already_holds(mod)
+            if holds is False or (holds is None and not after):
+                mod = self._apply(required, mod)
         return mod
 
     def _apply(self, p: Pass, mod: IRModule) -> IRModule:
-        out = p.transform_module(mod, self)
-        return infer_types(out) if p.types_result and not is_typed(out) else out
+        """`p` on `mod` with its requirements true before and (where checkable) after."""
+        out = p.transform_module(self._establish(p.required, mod), self)
+        return self._establish(p.required, out, after=True)
 
     def run(self, p: Pass, mod: IRModule) -> IRModule:
-        """Run `p` on `mod`: its required passes first, then the pass between the
-        instruments' hooks (which see the typed result of a `types_result` pass)."""
+        """Run `p` on `mod`: its requirements first, then the pass between the
+        instruments' hooks (which see its result with the requirements re-established)."""
         if isinstance(p, Sequential):      # a container: instruments see the passes inside
             return p.transform_module(mod, self)
         info = p.info
         if not all(inst.should_run(mod, info) for inst in self.instruments):
             return mod
-        mod = self._establish(info.required, mod)
+        mod = self._establish(p.required, mod)
         for inst in self.instruments:
             inst.run_before_pass(mod, info)
-        out = self._apply(p, mod)
+        out = p.transform_module(mod, self)
+        out = self._establish(p.required, out, after=True)
         for inst in self.instruments:
             inst.run_after_pass(out, info)
         return out

@@ -49,7 +49,6 @@ class SimplifyExpr(ModulePass):
     name: ClassVar[str] = "SimplifyExpr"
     opt_level: ClassVar[int] = 0
     required: ClassVar[tuple[str, ...]] = ("InferType",)
-    types_result: ClassVar[bool] = True      # the output is typed, as the input
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         out = mod.copy()

@@ -48,8 +48,7 @@ class SimplifyFCTranspose(ModulePass):
 
     name: ClassVar[str] = "SimplifyFCTranspose"
     opt_level: ClassVar[int] = 4
-    required: ClassVar[tuple[str, ...]] = ("DeadCodeElimination",)
-    types_result: ClassVar[bool] = True
+    required: ClassVar[tuple[str, ...]] = ("DeadCodeElimination", "InferType")
     target_weights: Any = ""           # "w1;w2" or a list of names
 
     def __post_init__(self) -> None:

@@ -47,10 +47,9 @@ class SimplifyInference(FunctionPass):
 
     name: ClassVar[str] = "SimplifyInference"
     opt_level: ClassVar[int] = 0
-    required: ClassVar[tuple[str, ...]] = ("InferType",)
-    # Retyped afterwards so that the new nodes carry types like the old ones (and a
+    # Typed afterwards too, so that the new nodes carry types like the old ones (and a
     # second run prints the same text).
-    types_result: ClassVar[bool] = True
+    required: ClassVar[tuple[str, ...]] = ("InferType",)
 
     def transform_function(self, fn: Function, mod: IRModule, ctx: PassContext) -> Function:
         out = rewrite(fn, _simplify)

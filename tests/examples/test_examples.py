@@ -7,29 +7,9 @@ from pathlib import Path
 import pytest
 
 import relaylang as rl
-from relaylang.ir import (
-    Call,
-    Constructor,
-    Function,
-    FuncType,
-    GlobalVar,
-    If,
-    Let,
-    Match,
-    Op,
-    PatternConstructor,
-    PatternVar,
-    PatternWildcard,
-    RefCreate,
-    RefRead,
-    RefWrite,
-    TensorType,
-    TupleGetItem,
-    TupleType,
-    TypeCall,
-    Var,
-    pre_order,
-)
+from relaylang.ir import (Call, Constructor, Function, FuncType, GlobalVar, If, Let, Match, Op,
+                          PatternConstructor, PatternVar, PatternWildcard, RefCreate, RefRead,
+                          RefWrite, TensorType, TupleGetItem, TupleType, TypeCall, Var, pre_order)
 from relaylang.syntax.parser import parse_with_diagnostics
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

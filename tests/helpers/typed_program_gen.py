@@ -26,36 +26,10 @@ import numpy as np
 from hypothesis import strategies as st
 
 from relaylang import op
-from relaylang.ir import (
-    Call,
-    Clause,
-    Constant,
-    Constructor,
-    Function,
-    FuncType,
-    GlobalTypeVar,
-    GlobalVar,
-    If,
-    IRModule,
-    Let,
-    Match,
-    PatternConstructor,
-    PatternVar,
-    PatternWildcard,
-    RefCreate,
-    RefRead,
-    RefType,
-    RefWrite,
-    TensorType,
-    Tuple,
-    TupleGetItem,
-    TupleType,
-    TypeCall,
-    TypeData,
-    TypeVar,
-    Var,
-    make_attrs,
-)
+from relaylang.ir import (Call, Clause, Constant, Constructor, Function, FuncType, GlobalTypeVar,
+                          GlobalVar, If, IRModule, Let, Match, PatternConstructor, PatternVar,
+                          PatternWildcard, RefCreate, RefRead, RefType, RefWrite, TensorType, Tuple,
+                          TupleGetItem, TupleType, TypeCall, TypeData, TypeVar, Var, make_attrs)
 
 DTYPES = {"f32": "float32", "f64": "float64", "i32": "int32", "bool": "bool"}
 SHAPES = [(), (3,), (2, 3), (1, 3), (2, 1), (3, 2), (6,)]

@@ -5,38 +5,12 @@ import time
 
 import numpy as np
 
-from relaylang.ir import (
-    Call,
-    Clause,
-    Constant,
-    Constructor,
-    Function,
-    FuncType,
-    GlobalTypeVar,
-    If,
-    Let,
-    Match,
-    Op,
-    PatternConstructor,
-    PatternTuple,
-    PatternVar,
-    PatternWildcard,
-    TensorType,
-    Tuple,
-    TupleGetItem,
-    TupleType,
-    TypeCall,
-    TypeVar,
-    Var,
-)
-from relaylang.ir.analysis import (
-    all_type_vars,
-    all_vars,
-    bound_type_vars,
-    bound_vars,
-    free_type_vars,
-    free_vars,
-)
+from relaylang.ir import (Call, Clause, Constant, Constructor, Function, FuncType, GlobalTypeVar,
+                          If, Let, Match, Op, PatternConstructor, PatternTuple, PatternVar,
+                          PatternWildcard, TensorType, Tuple, TupleGetItem, TupleType, TypeCall,
+                          TypeVar, Var)
+from relaylang.ir.analysis import (all_type_vars, all_vars, bound_type_vars, bound_vars,
+                                   free_type_vars, free_vars)
 
 F32 = TensorType((), "float32")
 ADD = Op("add")

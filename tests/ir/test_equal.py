@@ -8,42 +8,11 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from relaylang.ir import (
-    ANY,
-    Attrs,
-    Call,
-    Clause,
-    Constant,
-    Constructor,
-    DictAttrs,
-    Function,
-    FuncType,
-    GlobalTypeVar,
-    GlobalVar,
-    If,
-    IncompleteType,
-    IRModule,
-    Let,
-    Match,
-    MetaObject,
-    Op,
-    PatternConstructor,
-    PatternTuple,
-    PatternVar,
-    PatternWildcard,
-    RefCreate,
-    RefRead,
-    RefType,
-    RefWrite,
-    TensorType,
-    Tuple,
-    TupleGetItem,
-    TupleType,
-    TypeCall,
-    TypeData,
-    TypeVar,
-    Var,
-)
+from relaylang.ir import (ANY, Attrs, Call, Clause, Constant, Constructor, DictAttrs, Function,
+                          FuncType, GlobalTypeVar, GlobalVar, If, IncompleteType, IRModule, Let,
+                          Match, MetaObject, Op, PatternConstructor, PatternTuple, PatternVar,
+                          PatternWildcard, RefCreate, RefRead, RefType, RefWrite, TensorType, Tuple,
+                          TupleGetItem, TupleType, TypeCall, TypeData, TypeVar, Var)
 from relaylang.ir.equal import structural_equal, structural_hash
 
 F32 = TensorType((), "float32")

@@ -3,20 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from relaylang.ir import (
-    Call,
-    Constant,
-    ExprVisitor,
-    Function,
-    Let,
-    Op,
-    Tuple,
-    TupleGetItem,
-    Var,
-    post_order,
-    pre_order,
-    rewrite,
-)
+from relaylang.ir import (Call, Constant, ExprVisitor, Function, Let, Op, Tuple, TupleGetItem, Var,
+                          post_order, pre_order, rewrite)
 
 ADD = Op("add")
 

@@ -17,15 +17,8 @@ from hypothesis import strategies as st
 import relaylang as rl
 from relaylang.ir.expr import Call, Constant, Function
 from relaylang.ir.types import TensorType, TypeCall
-from relaylang.syntax.literals import (
-    LiteralError,
-    is_dtype_name,
-    parse_dtype,
-    parse_index,
-    parse_number,
-    parse_string,
-    quote_string,
-)
+from relaylang.syntax.literals import (LiteralError, is_dtype_name, parse_dtype, parse_index,
+                                       parse_number, parse_string, quote_string)
 
 HEADER = '#[version = "0.0.5"]\n'
 
@@ -280,6 +273,7 @@ def test_parse_index() -> None:
     ('"\\0"', "\0"),
     ("\"\\'\"", "'"),
     ('"\\q"', "\\q"),                          # unknown escape: backslash kept
+    ('"x\\x"', "x\\x"),                        # `\x` without a hex digit (found by fuzzing)
     ('"C:\\\\dir"', "C:\\dir"),
 ])
 def test_parse_string(token: str, value: str) -> None:

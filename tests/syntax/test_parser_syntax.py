@@ -13,41 +13,14 @@ import pytest
 
 import relaylang as rl
 from relaylang.ir.attrs import DictAttrs
-from relaylang.ir.expr import (
-    Call,
-    Clause,
-    Constant,
-    Expr,
-    Function,
-    GlobalVar,
-    If,
-    Let,
-    Match,
-    Op,
-    PatternConstructor,
-    PatternTuple,
-    PatternVar,
-    PatternWildcard,
-    RefCreate,
-    RefRead,
-    RefWrite,
-    Tuple,
-    TupleGetItem,
-    Var,
-)
+from relaylang.ir.expr import (Call, Clause, Constant, Expr, Function, GlobalVar, If, Let, Match,
+                               Op, PatternConstructor, PatternTuple, PatternVar, PatternWildcard,
+                               RefCreate, RefRead, RefWrite, Tuple, TupleGetItem, Var)
 from relaylang.ir.module import IRModule
 from relaylang.ir.node import ANY, MetaObject
 from relaylang.ir.span import Span
-from relaylang.ir.types import (
-    FuncType,
-    IncompleteType,
-    RefType,
-    TensorType,
-    TupleType,
-    TypeCall,
-    TypeData,
-    TypeVar,
-)
+from relaylang.ir.types import (FuncType, IncompleteType, RefType, TensorType, TupleType, TypeCall,
+                                TypeData, TypeVar)
 
 HEADER = '#[version = "0.0.5"]\n'
 LIST = "type List[A] { Cons(A, List[A]), Nil, }\n"

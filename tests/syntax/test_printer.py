@@ -9,41 +9,11 @@ import pytest
 
 import relaylang as rl
 from relaylang import op
-from relaylang.ir import (
-    ANY,
-    Attrs,
-    Call,
-    Clause,
-    Constant,
-    Constructor,
-    DictAttrs,
-    Function,
-    FuncType,
-    GlobalTypeVar,
-    GlobalVar,
-    If,
-    IncompleteType,
-    IRModule,
-    Let,
-    Match,
-    MetaObject,
-    PatternConstructor,
-    PatternTuple,
-    PatternVar,
-    PatternWildcard,
-    RefCreate,
-    RefRead,
-    RefType,
-    RefWrite,
-    TensorType,
-    Tuple,
-    TupleGetItem,
-    TupleType,
-    TypeCall,
-    TypeData,
-    TypeVar,
-    Var,
-)
+from relaylang.ir import (ANY, Attrs, Call, Clause, Constant, Constructor, DictAttrs, Function,
+                          FuncType, GlobalTypeVar, GlobalVar, If, IncompleteType, IRModule, Let,
+                          Match, MetaObject, PatternConstructor, PatternTuple, PatternVar,
+                          PatternWildcard, RefCreate, RefRead, RefType, RefWrite, TensorType, Tuple,
+                          TupleGetItem, TupleType, TypeCall, TypeData, TypeVar, Var)
 from relaylang.ir.equal import structural_equal
 from relaylang.syntax import print_layout
 from relaylang.syntax.print_values import float_attr, legal_name, scalar_literal, unique_name

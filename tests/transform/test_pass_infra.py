@@ -9,20 +9,9 @@ import pytest
 
 import relaylang as rl
 from relaylang.ir import Function
-from relaylang.transform import (
-    FunctionPass,
-    ModulePass,
-    PassContext,
-    PassNotFound,
-    PassTimingInstrument,
-    PrintIR,
-    Sequential,
-    VerifyEach,
-    function_pass,
-    get_pass,
-    list_passes,
-    module_pass,
-)
+from relaylang.transform import (FunctionPass, ModulePass, PassContext, PassNotFound,
+                                 PassTimingInstrument, PrintIR, Sequential, VerifyEach,
+                                 function_pass, get_pass, list_passes, module_pass)
 from relaylang.transform.instruments import VerifyError
 from relaylang.transform.pass_infra import pass_text
 
@@ -120,3 +109,97 @@ def test_verify_each_names_the_pass_that_broke_the_program() -> None:
     with pytest.raises(VerifyError, match="after pass Breaker: @main has free variables %ghost"):
         with PassContext(instruments=[VerifyEach()]):
             Sequential([get_pass("InferType"), breaker])(rl.parse(TEXT))
+
+
+# ------------------------------------------------------------ declared requirements
+
+class _Names(rl.transform.PassInstrument):
+    """Records the passes the instruments see."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def run_before_pass(self, mod, info) -> None:
+        self.seen.append(info.name)
+
+
+@dataclass(frozen=True)
+class NeedsTypes(ModulePass):
+    """Reads checked types and builds a new, untyped function."""
+
+    name: ClassVar[str] = "NeedsTypesForTest"
+    required: ClassVar[tuple[str, ...]] = ("InferType",)
+
+    def transform_module(self, mod, ctx):
+        out = mod.copy()
+        for gv, fn in mod.functions.items():
+            assert fn.checked_type is not None, "the context did not type the input"
+            out.functions[gv] = Function(fn.params, fn.body, fn.ret_type, fn.type_params,
+                                         fn.attrs, span=fn.span)
+        return out
+
+
+def test_a_pass_alone_gets_its_requirements_and_a_typed_result() -> None:
+    mod = rl.parse(TEXT)
+    assert mod["main"].checked_type is None
+    names = _Names()
+    with PassContext(instruments=[names]):
+        out = NeedsTypes()(mod)
+    assert all(fn.checked_type is not None for fn in out.functions.values())
+    # Requirements are conditions the context sets up, not pipeline steps.
+    assert names.seen == ["NeedsTypesForTest"]
+
+
+def test_a_requirement_that_already_holds_is_not_run_again() -> None:
+    typed = rl.transform.InferType()(rl.parse(TEXT))
+    runs: list[str] = []
+
+    class CountingInferType(type(get_pass("InferType"))):     # type: ignore[misc]
+        def transform_module(self, mod, ctx):
+            runs.append("InferType")
+            return super().transform_module(mod, ctx)
+
+    import relaylang.transform.pass_infra as infra
+    key = infra.canonical_name("InferType")
+    real = infra._PASSES[key]
+    infra._PASSES[key] = CountingInferType
+    try:
+        NeedsTypes()(typed)                 # typed input: no run before, one after
+        assert runs == ["InferType"]
+        runs.clear()
+        NeedsTypes()(rl.parse(TEXT))        # untyped input: one run before, one after
+        assert runs == ["InferType", "InferType"]
+    finally:
+        infra._PASSES[key] = real
+
+
+def test_a_requirement_that_cannot_tell_runs_before_every_use_alone_or_in_sequence() -> None:
+    log: list[str] = []
+
+    @dataclass(frozen=True)
+    class First(ModulePass):
+        name: ClassVar[str] = "FirstForRequirementTest"
+
+        def transform_module(self, mod, ctx):
+            log.append("first")
+            return mod
+
+    @dataclass(frozen=True)
+    class Second(ModulePass):
+        name: ClassVar[str] = "SecondForRequirementTest"
+        required: ClassVar[tuple[str, ...]] = ("FirstForRequirementTest",)
+
+        def transform_module(self, mod, ctx):
+            log.append("second")
+            return mod
+
+    import relaylang.transform.pass_infra as infra
+    infra.register_pass(First)
+    try:
+        Second()(rl.parse(TEXT))
+        assert log == ["first", "second"]            # honoured outside a Sequential too
+        log.clear()
+        Sequential([Second()])(rl.parse(TEXT))
+        assert log == ["first", "second"]            # not re-run after: it cannot tell
+    finally:
+        infra._PASSES.pop(infra.canonical_name(First.name))

@@ -13,28 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from ... import op as op_registry
-from ...ir.expr import (
-    Call,
-    Constant,
-    Constructor,
-    Expr,
-    Function,
-    GlobalVar,
-    If,
-    Let,
-    Match,
-    Op,
-    PatternConstructor,
-    PatternVar,
-    PatternWildcard,
-    RefCreate,
-    RefRead,
-    RefWrite,
-    Tuple,
-    TupleGetItem,
-    Var,
-    pattern_vars,
-)
+from ...ir.expr import (Call, Constant, Constructor, Expr, Function, GlobalVar, If, Let, Match, Op,
+                        PatternConstructor, PatternVar, PatternWildcard, RefCreate, RefRead,
+                        RefWrite, Tuple, TupleGetItem, Var, pattern_vars)
 from ...ir.scope_tree import ScopeTree
 from ...ir.traverse import post_order
 

@@ -28,47 +28,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...ir.expr import (
-    Call,
-    Constructor,
-    Expr,
-    Function,
-    PatternConstructor,
-    PatternTuple,
-    PatternVar,
-    Var,
-)
+from ...ir.expr import (Call, Constructor, Expr, Function, PatternConstructor, PatternTuple,
+                        PatternVar, Var)
 from ...ir.module import IRModule
 from ...ir.span import Span
-from .compiler import (
-    BIND,
-    CALL,
-    CALL_GLOBAL,
-    CONST,
-    CTOR,
-    FAIL,
-    FREE,
-    FUNC,
-    GET_ITEM,
-    GLOBAL,
-    IF,
-    LOCAL,
-    MATCH,
-    OP1,
-    OP2,
-    OP2C,
-    OPN,
-    REF_NEW,
-    REF_READ,
-    REF_WRITE,
-    RET,
-    STORE,
-    TAKE,
-    TUPLE,
-    Block,
-    Compiler,
-    Unit,
-)
+from .compiler import (BIND, CALL, CALL_GLOBAL, CONST, CTOR, FAIL, FREE, FUNC, GET_ITEM, GLOBAL, IF,
+                       LOCAL, MATCH, OP1, OP2, OP2C, OPN, REF_NEW, REF_READ, REF_WRITE, RET, STORE,
+                       TAKE, TUPLE, Block, Compiler, Unit)
 from .values import Closure, ConstructorValue, RefValue
 
 

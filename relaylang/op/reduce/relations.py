@@ -14,17 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ...ir.types import TensorType, Type
-from ..relation import (
-    ANY_DTYPE,
-    Dim,
-    DTypeRule,
-    TypeRelError,
-    check_dtype,
-    dim_str,
-    is_known,
-    same_dtype,
-    tensor,
-)
+from ..relation import (ANY_DTYPE, Dim, DTypeRule, TypeRelError, check_dtype, dim_str, is_known,
+                        same_dtype, tensor)
 
 
 def reduce_axes(rank: int, attrs: Any) -> tuple[int, ...]:

@@ -133,7 +133,6 @@ class CombineParallelPass(FunctionPass):
     min_num_branches: int
     # Combiners read checked types; the combined ops need theirs afterwards.
     required: ClassVar[tuple[str, ...]] = ("InferType",)
-    types_result: ClassVar[bool] = True
 
     @abstractmethod
     def combiner(self) -> Combiner:

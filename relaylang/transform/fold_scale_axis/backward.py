@@ -62,7 +62,6 @@ class BackwardFoldScaleAxis(ModulePass):
     name: ClassVar[str] = "BackwardFoldScaleAxis"
     opt_level: ClassVar[int] = 3
     required: ClassVar[tuple[str, ...]] = ("InferType",)
-    types_result: ClassVar[bool] = True
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         return transform_typed_functions(mod, backward_fold_scale_axis)

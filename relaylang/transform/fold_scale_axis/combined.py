@@ -35,7 +35,7 @@ class FoldScaleAxis(ModulePass):
 
     name: ClassVar[str] = "FoldScaleAxis"
     opt_level: ClassVar[int] = 3
-    types_result: ClassVar[bool] = True     # FoldConstant leaves its new constants untyped
+    required: ClassVar[tuple[str, ...]] = ("InferType",)   # FoldConstant's new constants
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         passes: tuple[Pass, ...] = (BackwardFoldScaleAxis(), ForwardFoldScaleAxis(),

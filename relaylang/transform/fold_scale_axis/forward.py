@@ -62,7 +62,6 @@ class ForwardFoldScaleAxis(ModulePass):
     name: ClassVar[str] = "ForwardFoldScaleAxis"
     opt_level: ClassVar[int] = 3
     required: ClassVar[tuple[str, ...]] = ("InferType",)
-    types_result: ClassVar[bool] = True
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         return transform_typed_functions(mod, forward_fold_scale_axis)

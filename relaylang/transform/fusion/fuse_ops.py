@@ -74,7 +74,6 @@ class FuseOps(ModulePass):
     # Parameters of the new functions need types; the output is typed, as TVM's, so
     # that a second run changes nothing.
     required: ClassVar[tuple[str, ...]] = ("InferType",)
-    types_result: ClassVar[bool] = True
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         level = self.fuse_opt_level if self.fuse_opt_level >= 0 else ctx.opt_level

@@ -63,7 +63,6 @@ class AlterOpLayout(FunctionPass):
     name: ClassVar[str] = "AlterOpLayout"
     opt_level: ClassVar[int] = 3
     required: ClassVar[tuple[str, ...]] = ("InferType",)
-    types_result: ClassVar[bool] = True
     target: str = ""                 # empty: the context's config["target"], else nothing
 
     def __post_init__(self) -> None:

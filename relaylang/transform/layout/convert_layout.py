@@ -57,7 +57,6 @@ class ConvertLayout(FunctionPass):
     name: ClassVar[str] = "ConvertLayout"
     opt_level: ClassVar[int] = 3
     required: ClassVar[tuple[str, ...]] = ("InferType",)
-    types_result: ClassVar[bool] = True
     desired_layouts: DesiredLayouts = DEFAULT_DESIRED   # also a dict, or "op:L[:K];..."
 
     def __post_init__(self) -> None:

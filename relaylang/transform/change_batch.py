@@ -31,6 +31,7 @@ from ..ir.module import IRModule
 from ..ir.normal_forms import is_opaque
 from ..ir.traverse import rewrite
 from ..ir.types import TensorType
+from ..typing import infer_types
 from .pass_infra import FunctionPass, PassContext, register_pass
 
 
@@ -41,7 +42,6 @@ class ChangeBatch(FunctionPass):
 
     name: ClassVar[str] = "ChangeBatch"
     opt_level: ClassVar[int] = 1
-    required: ClassVar[tuple[str, ...]] = ("InferType",)   # new parameter types reach every node
     data: Any = ""                      # "x:0;y:1", or {name or Var: axis}
     batch_size: int = 16
 
@@ -63,7 +63,9 @@ class ChangeBatch(FunctionPass):
             raise DiagnosticError([Diagnostic.error(
                 f"ChangeBatch: no function has a parameter %{missing[0]}", span,
                 code="pass-option")], mod.sources)
-        return with_new_signatures(mod, changed)
+        # Typed here, not by requiring InferType: typing the input first would fix the types
+        # of let-bound variables to the old signature (a checked type is set once).
+        return infer_types(with_new_signatures(mod, changed))
 
     def transform_function(self, fn: Function, mod: IRModule, ctx: PassContext) -> Function:
         if is_opaque(fn):

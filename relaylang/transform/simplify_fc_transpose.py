@@ -36,6 +36,7 @@ from ..ir.module import IRModule
 from ..ir.normal_forms import is_opaque
 from ..ir.traverse import post_order, rewrite
 from ..ir.types import TensorType
+from ..typing import infer_types
 from .change_batch import with_new_signatures
 from .combine_parallel.common import is_call_of
 from .pass_infra import ModulePass, PassContext, register_pass
@@ -48,7 +49,7 @@ class SimplifyFCTranspose(ModulePass):
 
     name: ClassVar[str] = "SimplifyFCTranspose"
     opt_level: ClassVar[int] = 4
-    required: ClassVar[tuple[str, ...]] = ("DeadCodeElimination", "InferType")
+    required: ClassVar[tuple[str, ...]] = ("DeadCodeElimination",)
     target_weights: Any = ""           # "w1;w2" or a list of names
 
     def __post_init__(self) -> None:
@@ -66,7 +67,8 @@ class SimplifyFCTranspose(ModulePass):
                 new = simplify_fc_transpose(fn, set(search_fc_transpose(fn)) if every else wanted)
                 if new is not fn:
                     changed[gv] = new
-        return with_new_signatures(mod, changed)
+        # Typed here, as ChangeBatch: the new weight parameters change the signature.
+        return infer_types(with_new_signatures(mod, changed))
 
 
 def _names(value: Any) -> list[str]:

@@ -68,6 +68,14 @@ class ParseState:
         self.context_globals: set[GlobalVar] = set()
         self.context_types: set[GlobalTypeVar] = set()
         self.has_context = False
+        # `#[import "NAME"]` (imports.py): libraries loaded before the parse, by name; the
+        # modules imported, in order; which library each imported name came from.
+        self.libraries: dict[str, IRModule] = {}
+        self.library_errors: dict[str, str] = {}
+        self.library_names: tuple[str, ...] = ()
+        self.imported: list[IRModule] = []
+        self.imported_globals: dict[GlobalVar, str] = {}
+        self.imported_types: dict[GlobalTypeVar, str] = {}
 
     # ------------------------------------------------------------ context
     def use_context(self, module: IRModule, skip_globals: frozenset[str] = frozenset(),
@@ -154,6 +162,10 @@ class ParseState:
             self.diag.error(f"duplicate definition of global function `@{name}`", span,
                             Note("first defined here", self.function_spans[name]),
                             code="duplicate-definition")
+        elif gv in self.imported_globals:
+            self.diag.error(f"`@{name}` is already defined by `#[import "
+                            f"\"{self.imported_globals[gv]}\"]`", span,
+                            Note("defined here", gv.span), code="duplicate-definition")
         else:
             self.functions[gv] = fn
             self.function_spans[name] = span
@@ -174,6 +186,11 @@ class ParseState:
             self.diag.error(f"duplicate definition of type `{name}`", span,
                             Note("first defined here", self.type_spans[name]),
                             code="duplicate-definition")
+            return
+        if data.header in self.imported_types:
+            self.diag.error(f"type `{name}` is already defined by `#[import "
+                            f"\"{self.imported_types[data.header]}\"]`", span,
+                            Note("defined here", data.header.span), code="duplicate-definition")
             return
         self.type_defs[data.header] = data
         self.type_spans[name] = span
@@ -215,11 +232,20 @@ class ParseState:
                             f"{len(entries)} `{key}` objects", span, code="metadata")
             return None
         obj = entries[index]
+        if obj is None:     # TVM's null node: no constant, no object that could print again
+            self.diag.error(f"`{text}` is null in the metadata table: a `{key}` entry must be "
+                            "an object", span, code="metadata")
+            return None
         if isinstance(obj, (Expr, MetaObject)):
             value = obj
         elif key == "relay.Constant":
             import numpy as np
-            value = Constant(np.asarray(obj), span=span)
+            array = np.asarray(obj)
+            if array.dtype.kind not in "biuf":
+                self.diag.error(f"`{text}` is not a tensor of numbers or booleans "
+                                f"(a {type(obj).__name__})", span, code="metadata")
+                return None
+            value = Constant(array, span=span)
         else:
             value = MetaObject(key, repr(obj))
         self.meta_cache[(key, index)] = value
@@ -244,6 +270,14 @@ class ParseState:
             self._default_attrs[op_name] = make_attrs(schema, {}, op_name) if schema else None
         return self._default_attrs[op_name]
 
+    def _global_hint(self, name: str) -> str:
+        """`; did you mean `@main`?` for a misspelt global, else ""."""
+        import difflib
+        defined = {gv.name_hint for gv in (*self.functions, *self.context_globals,
+                                           *self.imported_globals)}
+        close = difflib.get_close_matches(name, sorted(defined), n=3)
+        return f"; did you mean {', '.join('`@' + n + '`' for n in close)}?" if close else ""
+
     # ------------------------------------------------------------ result
     def finish(self) -> IRModule:
         """Module-wide checks that need the whole text, then the module."""
@@ -254,12 +288,22 @@ class ParseState:
             for name, span in self.global_refs.items():
                 gv = self.globals[name]
                 if gv not in self.functions and gv not in self.context_globals:
-                    self.diag.error(f"undefined global function `@{name}`", span,
-                                    code="undefined-name")
+                    self.diag.error(f"undefined global function `@{name}`"
+                                    f"{self._global_hint(name)}", span, code="undefined-name")
         for name, span in self.type_refs.items():
             gtv = self.types[name]
             if gtv not in self.type_defs and gtv not in self.context_types:
                 self.diag.error(f"unknown type `{name}`: no `type {name}` definition", span,
                                 code="undefined-name")
-        return IRModule(self.functions, self.type_defs, self.source_name,
-                        {self.source_name: self.diag.text})
+        functions, type_defs = self.functions, self.type_defs
+        sources = {self.source_name: self.diag.text}
+        if self.imported:       # imported definitions first, then the text's own
+            functions, type_defs, sources = {}, {}, {}
+            for library in self.imported:
+                functions.update(library.functions)
+                type_defs.update(library.type_definitions)
+                sources.update(library.sources)
+            functions.update(self.functions)
+            type_defs.update(self.type_defs)
+            sources[self.source_name] = self.diag.text
+        return IRModule(functions, type_defs, self.source_name, sources)

@@ -164,8 +164,8 @@ class _Analysis:
         good_types = {k: v for i, (k, v) in types.items() if i not in broken}
         good_types.update(self._kept_types(good_types))
         kept = self._kept_functions(set(clean))
-        typed, type_diags = TypeRounds(self.uri, self.text, self.table).run(
-            clean, kept, good_types)
+        typed, type_diags = TypeRounds(self.uri, self.text, self.table,
+                                       self._imported()).run(clean, kept, good_types)
         type_diags = [d for d in type_diags if not cascade_of(d, self.names)]
 
         records = self._records_by_range(state.records)
@@ -301,9 +301,21 @@ class _Analysis:
             out.append(occ)
         return out
 
-    def _module(self, definitions: dict[str, DefinitionState]) -> IRModule:
+    def _imported(self) -> IRModule:
+        """The definitions `#[import]` brought in (the same objects in every parse)."""
         fns: dict[GlobalVar, Function] = {}
         types: dict[GlobalTypeVar, TypeData] = {}
+        sources: dict[str, str] = {}
+        for library in self.state.imported:
+            fns.update(library.functions)
+            types.update(library.type_definitions)
+            sources.update(library.sources)
+        return IRModule(fns, types, self.uri, sources)
+
+    def _module(self, definitions: dict[str, DefinitionState]) -> IRModule:
+        imported = self._imported()
+        fns: dict[GlobalVar, Function] = dict(imported.functions)
+        types: dict[GlobalTypeVar, TypeData] = dict(imported.type_definitions)
         for d in definitions.values():
             if isinstance(d.good, Function):
                 key = self.state.globals.get(d.range.name[1:]) or d.good_key

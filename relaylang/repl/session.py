@@ -70,6 +70,8 @@ def input_kind(text: str) -> str:
     """"command", "items", "expression" or "empty", from the input's first token."""
     if text.lstrip().startswith(":"):
         return "command"
+    if text.lstrip().startswith("#[import"):      # brings definitions, like `def`
+        return "items"
     tokens = tokenize(_blank_version_line(text)).tokens
     if not tokens:
         return "empty"

@@ -50,6 +50,7 @@ from .build_calls import CallRules
 from .build_patterns import PatternRules
 from .build_types import TypeRules
 from .builder_state import ParseState
+from .imports import import_library
 from .literals import LiteralError, parse_number
 
 __all__ = ["RESERVED", "Builder", "MetaAttrsArg"]
@@ -79,6 +80,7 @@ class Builder(TypeRules, PatternRules, CallRules, Transformer):
     """The callbacks; all per-parse state lives in `self.state` (reset per parse)."""
 
     params = args = attrs = attr_values = dims = stmts = _append
+    _op_token: Any = None          # the last identifier read (`seq_stmt`)
 
     def __init__(self) -> None:
         super().__init__(visit_tokens=False)
@@ -94,6 +96,9 @@ class Builder(TypeRules, PatternRules, CallRules, Transformer):
 
     def start_definitions(self, children: list[Any]) -> None:
         return None
+
+    def import_directive(self, children: list[Any]) -> None:
+        import_library(self.state, children[0])
 
     # -------------------------------------------------------------- definitions
     def function_def(self, c: list[Any]) -> None:
@@ -159,7 +164,11 @@ class Builder(TypeRules, PatternRules, CallRules, Transformer):
         return NO_STMT
 
     def seq_stmt(self, c: list[Any]) -> _Stmt:
-        return _Stmt("seq", None, c[0], span_of(c[0]))
+        span = span_of(c[0])
+        if span is None and isinstance(c[0], Op) and self._op_token is not None:
+            # `multiply;`: an op node is shared and spanless; its name was the last read.
+            span = self._span(self._op_token)
+        return _Stmt("seq", None, c[0], span)
 
     def expr(self, c: list[Any]) -> Expr:
         stmts, body = c
@@ -204,7 +213,7 @@ class Builder(TypeRules, PatternRules, CallRules, Transformer):
         return Constant(np.array(0, dtype="int32"), span=span)
 
     def ident_ref(self, c: list[Any]) -> Expr:
-        tok = c[0]
+        tok = self._op_token = c[0]
         name, span = tok.value, self._span(tok)
         node = self.state.op_nodes.get(name)
         if node is not None:       # the common case: an operator (a constructor shadows none)

@@ -11,13 +11,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..ir.expr import Function
 from ..ir.module import IRModule
+from ..ir.types import TypeData
 from .parser import parse
 from .printer import astext
 
 _COMMENT_LINE = re.compile(r"^\s*(//.*|/\*.*\*/\s*)$")
 _ITEM_LINE = re.compile(r"^(def @|type |extern type )([A-Za-z_][A-Za-z0-9_/.]*)")
 _ANY_COMMENT = re.compile(r"//|/\*")
+# `#[import "NAME"]` lines (imports.py): the imported definitions print as the directive.
+_IMPORT_LINE = re.compile(r'^[ \t]*#\[\s*import\s+"([^"\]]*)"\s*\]', re.MULTILINE)
 
 
 @dataclass
@@ -46,9 +50,19 @@ def _item_starts(module: IRModule) -> dict[str, int]:
     return starts
 
 
+def _own_definitions(module: IRModule, source_name: str) -> IRModule:
+    """`module` without the definitions `#[import]` brought in from other files."""
+    def own(node: Function | TypeData) -> bool:
+        return node.span is None or node.span.source_name == source_name
+    return IRModule({gv: fn for gv, fn in module.functions.items() if own(fn)},
+                    {gtv: d for gtv, d in module.type_definitions.items() if own(d)},
+                    module.source_name, module.sources)
+
+
 def format_text(text: str, source_name: str = "from_string") -> Formatted:
     """Parse `text` and print it canonically; DiagnosticError if it does not parse."""
-    module = parse(text, source_name=source_name)
+    module = _own_definitions(parse(text, source_name=source_name), source_name)
+    imports = [f'#[import "{name}"]' for name in dict.fromkeys(_IMPORT_LINE.findall(text))]
     lines = text.splitlines()
     kept = 0
     header: list[str] = []
@@ -59,7 +73,9 @@ def format_text(text: str, source_name: str = "from_string") -> Formatted:
     attached = {name: _leading_comments(lines, line) for name, line in _item_starts(module).items()}
     kept += sum(len(c) for c in attached.values())
     out: list[str] = header[:]
-    for line in astext(module).splitlines():
+    printed = astext(module).splitlines()
+    printed[1:1] = imports      # after the version header
+    for line in printed:
         m = _ITEM_LINE.match(line)
         if m and attached.get(m.group(2)):
             out.extend(attached.pop(m.group(2)))

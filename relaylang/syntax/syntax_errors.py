@@ -21,6 +21,7 @@ _TERMINAL_NAMES = {
     "GLOBAL": "a global (`@name`)", "GRAPH": "a graph binding (`%0`)",
     "NUMBER": "a number", "STRING": "a string", "META": "a meta reference (`meta[K][i]`)",
     "VERSION": "the version header", "BINOP": "an infix operator", "$END": "end of input",
+    "IMPORT": 'an import (`#[import "prelude"]`)',
 }
 # Terminals worth listing in "expected ..." (the rest would only be noise).
 _LISTED = ["LOCAL", "IDENT", "GLOBAL", "GRAPH", "NUMBER", "STRING", "META", "RPAR", "RBRACE",

@@ -176,3 +176,10 @@ def test_closures_and_references_survive_between_inputs():
     assert ok(s, "fn (%x: int32) { add(%x, 1) }") == \
         "%out4: fn (int32) -> int32 = <closure of 1 parameter(s)>"
     assert ok(s, "%_(41)") == "%out5: int32 = 42"
+
+
+def test_an_import_directive_brings_the_prelude_into_the_session() -> None:
+    s = Session()
+    reply = s.submit('#[import "prelude"]')
+    assert not reply.error, reply.output
+    assert ok(s, "@length(Cons(1f, Cons(2f, Nil)))") == "%out1: int32 = 2"

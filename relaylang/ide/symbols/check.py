@@ -44,12 +44,17 @@ class TypeRounds:
     still type-check); a third round, without stand-ins, drops whatever still fails.
     """
 
-    def __init__(self, uri: str, text: str, table: RangeTable):
+    def __init__(self, uri: str, text: str, table: RangeTable,
+                 imported: IRModule | None = None):
         self.uri, self.text, self.table = uri, text, table
+        # What `#[import]` brought in (library definitions, checked with the text's own).
+        self.imported = imported if imported is not None else IRModule()
 
     def check(self, fns: dict[GlobalVar, Function], types: dict[GlobalTypeVar, TypeData]
               ) -> list[Diagnostic]:
-        mod = IRModule(fns, types, self.uri, {self.uri: self.text})
+        mod = IRModule({**self.imported.functions, **fns},
+                       {**self.imported.type_definitions, **types}, self.uri,
+                       {**self.imported.sources, self.uri: self.text})
         return check_module(mod)[1]
 
     def hit(self, diags: list[Diagnostic], cascades: set[str] = frozenset()) -> set[int | None]:

@@ -56,22 +56,33 @@ class _GraphText:
     `%N = ...;` line per non-atomic node, numbered in post-order from the result
     (arguments left to right), the result itself inlined."""
 
-    def __init__(self) -> None:
+    def __init__(self, seq: int = SEQ, dtype: str = "float32") -> None:
         self.params: list[Value] = []
+        self.seq = seq                          # tokens
+        self.n_ctx = max(N_CTX, seq)            # positions the model has (wpe, causal bias)
+        self.dtype = dtype                      # of activations, weights and float literals
 
-    def param(self, name: str, shape: Shape, dtype: str = "float32") -> Value:
-        self.params.append(Value("param", tensor_type(shape, dtype), shape, f"%{name}"))
+    def param(self, name: str, shape: Shape, dtype: str | None = None) -> Value:
+        ty = tensor_type(shape, dtype or self.dtype)
+        self.params.append(Value("param", ty, shape, f"%{name}"))
         return self.params[-1]
 
     def call(self, op: str, args: list[Value | str], shape: Shape, attrs: str = "",
-             dtype: str = "float32", ty: str | None = None) -> Value:
-        return Value("call", ty or tensor_type(shape, dtype), shape, op, tuple(args), attrs)
+             dtype: str | None = None, ty: str | None = None) -> Value:
+        ty = ty or tensor_type(shape, dtype or self.dtype)
+        return Value("call", ty, shape, op, tuple(args), attrs)
+
+    def lit(self, text: str) -> str:
+        """A float literal written for float32 (`8f`) in the graph's dtype (`8f16`)."""
+        if self.dtype == "float32":
+            return lit(text)
+        return lit(text.removesuffix("f") + "f" + self.dtype.removeprefix("float"), self.dtype)
 
     def tuple(self, fields: list[Value]) -> Value:
         return Value("tuple", f"({', '.join(f.ty for f in fields)})", (), "", tuple(fields))
 
     def proj(self, tup: Value, index: int, shape: Shape) -> Value:
-        return Value("proj", tensor_type(shape), shape, "", (tup,), index=index)
+        return Value("proj", tensor_type(shape, self.dtype), shape, "", (tup,), index=index)
 
     def render(self, result: Value) -> tuple[list[str], str]:
         """(binding lines, text of the result) by an explicit-stack post-order walk."""
@@ -111,11 +122,11 @@ def _conv1d(g: _GraphText, x: Value, prefix: str, n_in: int, n_out: int) -> Valu
     """HuggingFace Conv1D (`addmm` over the flattened input), as the frontend emits it."""
     w = g.param(f"{prefix}_weight", (n_in, n_out))
     b = g.param(f"{prefix}_bias", (n_out,))
-    flat = g.call("reshape", [x], (SEQ, n_in), _newshape((-1, n_in)))
+    flat = g.call("reshape", [x], (g.seq, n_in), _newshape((-1, n_in)))
     wt = g.call("transpose", [w], (n_out, n_in), "axes=[1, 0]")
-    dense = g.call("nn.dense", [flat, wt], (SEQ, n_out), f"units={n_out}")
-    biased = g.call("add", [dense, b], (SEQ, n_out))
-    return g.call("reshape", [biased], (1, SEQ, n_out), _newshape((1, SEQ, n_out)))
+    dense = g.call("nn.dense", [flat, wt], (g.seq, n_out), f"units={n_out}")
+    biased = g.call("add", [dense, b], (g.seq, n_out))
+    return g.call("reshape", [biased], (1, g.seq, n_out), _newshape((1, g.seq, n_out)))
 
 
 def _matmul4(g: _GraphText, a: Value, b: Value) -> Value:
@@ -125,7 +136,11 @@ def _matmul4(g: _GraphText, a: Value, b: Value) -> Value:
     b3 = g.call("reshape", [b], (HEADS, b.shape[2], b.shape[3]),
                 _newshape((-1, b.shape[2], b.shape[3])))
     bt = g.call("transpose", [b3], (HEADS, b.shape[3], b.shape[2]), "axes=[0, 2, 1]")
-    mm = g.call("nn.batch_matmul", [a3, bt], (HEADS, a.shape[2], b.shape[3]))
+    # torch.matmul is a @ b = batch_matmul(a, bt, transpose_b=True). The default 64-token
+    # text has always left the attribute out (BatchMatmulAttrs' default is False), which
+    # type-checks only while seq == HEAD_DIM; kept so for the parse/typecheck figures.
+    attrs = "" if g.seq == HEAD_DIM else "transpose_a=False, transpose_b=True"
+    mm = g.call("nn.batch_matmul", [a3, bt], (HEADS, a.shape[2], b.shape[3]), attrs)
     out = (1, HEADS, a.shape[2], b.shape[3])
     return g.call("reshape", [mm], out, _newshape(out))
 
@@ -136,14 +151,14 @@ def _dropout(g: _GraphText, x: Value) -> Value:
 
 
 def _split_heads(g: _GraphText, qkv: Value) -> tuple[Value, Value, Value]:
-    third = (1, SEQ, HIDDEN)
+    third = (1, g.seq, HIDDEN)
     parts = g.call("split", [qkv], (), "indices_or_sections=3, axis=2",
-                   ty=f"({', '.join([tensor_type(third)] * 3)})")
+                   ty=f"({', '.join([tensor_type(third, g.dtype)] * 3)})")
     heads = []
     for i, axes in enumerate(((0, 2, 1, 3), (0, 2, 3, 1), (0, 2, 1, 3))):
         part = g.proj(parts, i, third)
-        split = g.call("reshape", [part], (1, SEQ, HEADS, HEAD_DIM),
-                       _newshape((1, SEQ, HEADS, HEAD_DIM)))
+        split = g.call("reshape", [part], (1, g.seq, HEADS, HEAD_DIM),
+                       _newshape((1, g.seq, HEADS, HEAD_DIM)))
         shape = tuple(split.shape[a] for a in axes)
         heads.append(g.call("transpose", [split], shape, f"axes=[{', '.join(map(str, axes))}]"))
     return heads[0], heads[1], heads[2]
@@ -154,20 +169,20 @@ def _attention(g: _GraphText, x: Value, mask: Value, i: int) -> tuple[Value, Val
     p = f"h_{i}_attn"
     q, kt, v = _split_heads(g, _conv1d(g, x, f"{p}_c_attn", HIDDEN, 3 * HIDDEN))
     scores = _matmul4(g, q, kt)
-    scaled = g.call("divide", [scores, lit("8f")], scores.shape)
-    bias = g.param(f"{p}_bias", (1, 1, N_CTX, N_CTX), "uint8")
-    causal = g.call("strided_slice", [bias], (1, 1, SEQ, SEQ),
-                    f"begin=[0, 0, 0, 0], end=[1, 1, {SEQ}, {SEQ}], strides=[1], axes=None",
+    scaled = g.call("divide", [scores, g.lit("8f")], scores.shape)
+    bias = g.param(f"{p}_bias", (1, 1, g.n_ctx, g.n_ctx), "uint8")
+    causal = g.call("strided_slice", [bias], (1, 1, g.seq, g.seq),
+                    f"begin=[0, 0, 0, 0], end=[1, 1, {g.seq}, {g.seq}], strides=[1], axes=None",
                     "uint8")
     allowed = g.call("cast", [causal], causal.shape, 'dtype="bool"', "bool")
-    masked = g.call("where", [allowed, scaled, lit("-10000f")], scores.shape)
+    masked = g.call("where", [allowed, scaled, g.lit("-10000f")], scores.shape)
     # axis=-1 is the default, which the printer leaves out
     probs = g.call("nn.softmax", [g.call("add", [masked, mask], scores.shape)], scores.shape)
     ctx = _matmul4(g, _dropout(g, probs), v)
-    merged = g.call("transpose", [ctx], (1, SEQ, HEADS, HEAD_DIM), "axes=[0, 2, 1, 3]")
-    merged = g.call("reshape", [merged], (1, SEQ, HIDDEN), _newshape((1, SEQ, HIDDEN)))
+    merged = g.call("transpose", [ctx], (1, g.seq, HEADS, HEAD_DIM), "axes=[0, 2, 1, 3]")
+    merged = g.call("reshape", [merged], (1, g.seq, HIDDEN), _newshape((1, g.seq, HIDDEN)))
     out = _conv1d(g, merged, f"{p}_c_proj", HIDDEN, HIDDEN)
-    key = g.call("transpose", [kt], (1, HEADS, SEQ, HEAD_DIM), "axes=[0, 1, 3, 2]")
+    key = g.call("transpose", [kt], (1, HEADS, g.seq, HEAD_DIM), "axes=[0, 1, 3, 2]")
     present = g.call("stack", [g.tuple([key, v])], (2,) + key.shape)
     return out, present
 
@@ -176,22 +191,22 @@ def _layer_norm_spelled(g: _GraphText, x: Value, prefix: str) -> Value:
     """Layer norm as ONNX exporters write it (mean, variance, `1e-05f`), not nn.layer_norm."""
     gamma = g.param(f"{prefix}_weight", (HIDDEN,))
     beta = g.param(f"{prefix}_bias", (HIDDEN,))
-    red = (1, SEQ, 1)
+    red = (1, g.seq, 1)
     mean = g.call("mean", [x], red, "axis=[-1], keepdims=True")
     centred = g.call("subtract", [x, mean], x.shape)
-    sq = g.call("power", [centred, lit("2f")], x.shape)
+    sq = g.call("power", [centred, g.lit("2f")], x.shape)
     var = g.call("mean", [sq], red, "axis=[-1], keepdims=True")
-    std = g.call("sqrt", [g.call("add", [var, lit("1e-05f")], red)], red)
+    std = g.call("sqrt", [g.call("add", [var, g.lit("1e-05f")], red)], red)
     normed = g.call("divide", [centred, std], x.shape)
     return g.call("add", [g.call("multiply", [normed, gamma], x.shape), beta], x.shape)
 
 
 def _gelu_new(g: _GraphText, x: Value) -> Value:
-    half = g.call("multiply", [x, lit("0.5f")], x.shape)
-    cube = g.call("power", [x, lit("3f")], x.shape)
-    inner = g.call("add", [x, g.call("multiply", [cube, lit("0.044715f")], x.shape)], x.shape)
-    th = g.call("tanh", [g.call("multiply", [inner, lit("0.797885f")], x.shape)], x.shape)
-    return g.call("multiply", [half, g.call("add", [th, lit("1f")], x.shape)], x.shape)
+    half = g.call("multiply", [x, g.lit("0.5f")], x.shape)
+    cube = g.call("power", [x, g.lit("3f")], x.shape)
+    inner = g.call("add", [x, g.call("multiply", [cube, g.lit("0.044715f")], x.shape)], x.shape)
+    th = g.call("tanh", [g.call("multiply", [inner, g.lit("0.797885f")], x.shape)], x.shape)
+    return g.call("multiply", [half, g.call("add", [th, g.lit("1f")], x.shape)], x.shape)
 
 
 def _block(g: _GraphText, x: Value, mask: Value, i: int) -> tuple[Value, Value]:
@@ -208,24 +223,27 @@ def _block(g: _GraphText, x: Value, mask: Value, i: int) -> tuple[Value, Value]:
 
 def _embeddings(g: _GraphText) -> tuple[Value, Value, Value]:
     """Token plus position embeddings, the additive attention mask, and `%wte`."""
-    ids = g.param("input_ids", (1, SEQ), "int64")
-    positions = g.param("position_ids", (1, SEQ), "int64")
-    attention_mask = g.param("attention_mask", (1, SEQ), "int64")
+    ids = g.param("input_ids", (1, g.seq), "int64")
+    positions = g.param("position_ids", (1, g.seq), "int64")
+    attention_mask = g.param("attention_mask", (1, g.seq), "int64")
     wte = g.param("wte", (VOCAB, HIDDEN))
-    wpe = g.param("wpe", (N_CTX, HIDDEN))
-    flat_ids = g.call("reshape", [ids], (1, SEQ), _newshape((-1, SEQ)), "int64")
-    tok = g.call("take", [wte, flat_ids], (1, SEQ, HIDDEN), "axis=0")
-    pos = g.call("take", [wpe, positions], (1, SEQ, HIDDEN), "axis=0")
+    wpe = g.param("wpe", (g.n_ctx, HIDDEN))
+    flat_ids = g.call("reshape", [ids], (1, g.seq), _newshape((-1, g.seq)), "int64")
+    tok = g.call("take", [wte, flat_ids], (1, g.seq, HIDDEN), "axis=0")
+    pos = g.call("take", [wpe, positions], (1, g.seq, HIDDEN), "axis=0")
     h = g.call("add", [tok, pos], tok.shape)
-    m = g.call("reshape", [attention_mask], (1, 1, 1, SEQ), _newshape((1, 1, 1, SEQ)), "int64")
-    m = g.call("cast", [m], m.shape, 'dtype="float32"')
-    m = g.call("subtract", [lit("1f"), m], m.shape)
-    return h, g.call("multiply", [m, lit("-10000f")], m.shape), wte
+    m = g.call("reshape", [attention_mask], (1, 1, 1, g.seq), _newshape((1, 1, 1, g.seq)), "int64")
+    m = g.call("cast", [m], m.shape, f'dtype="{g.dtype}"')
+    m = g.call("subtract", [g.lit("1f"), m], m.shape)
+    return h, g.call("multiply", [m, g.lit("-10000f")], m.shape), wte
 
 
-def gpt2_module_text(layers: int = 12, scale: int = 1) -> str:
-    """A GPT-2 module of `layers * scale` blocks as TVM printed it (about 930 lines at 12)."""
-    g = _GraphText()
+def gpt2_module_text(layers: int = 12, scale: int = 1, seq: int = SEQ,
+                     dtype: str = "float32") -> str:
+    """A GPT-2 module of `layers * scale` blocks as TVM printed it (about 930 lines at 12),
+    on `seq` tokens (the position table grows past 1024 when needed), in `dtype` (float32
+    or float16: weights, activations, literals; ids and masks keep theirs)."""
+    g = _GraphText(seq, dtype)
     h, mask, wte = _embeddings(g)
     presents = []
     for i in range(layers * scale):
@@ -234,9 +252,9 @@ def gpt2_module_text(layers: int = 12, scale: int = 1) -> str:
     gamma = g.param("ln_f_weight", (HIDDEN,))
     beta = g.param("ln_f_bias", (HIDDEN,))
     h = g.call("nn.layer_norm", [h, gamma, beta], h.shape)
-    flat = g.call("reshape", [h], (SEQ, HIDDEN), _newshape((-1, HIDDEN)))
-    logits = g.call("nn.dense", [flat, wte], (SEQ, VOCAB), f"units={VOCAB}")
-    logits = g.call("reshape", [logits], (1, SEQ, VOCAB), _newshape((1, SEQ, VOCAB)))
+    flat = g.call("reshape", [h], (g.seq, HIDDEN), _newshape((-1, HIDDEN)))
+    logits = g.call("nn.dense", [flat, wte], (g.seq, VOCAB), f"units={VOCAB}")
+    logits = g.call("reshape", [logits], (1, g.seq, VOCAB), _newshape((1, g.seq, VOCAB)))
     result = g.tuple([logits] + presents)
     lines, result_text = g.render(result)
     params = ", ".join(f"{p.name}: {p.ty} /* ty={p.ty} */" for p in g.params)

@@ -2,11 +2,12 @@
 
     python benchmarks/interpreter.py [--repeat 7] [--repeat-large 3] [--chain 10000]
                                      [--loop 1000000] [--list 100000] [--mlp-calls 200]
-                                     [--batch 1] [--image 224] [--units 3,4,6,3] [--json]
+                                     [--batch 1] [--image 224] [--units 3,4,6,3]
+                                     [--gpt2-layers 12] [--gpt2-seq 1600] [--json]
 
 Every program is parsed and type-checked once, run once untimed (compilation
 of the function bodies happens on that first run), then timed `--repeat` times
-(`--repeat-large` for the loop and the list); medians are reported.
+(`--repeat-large` for the loop, the list and GPT-2); medians are reported.
 
 * chain: a graph-form chain of `--chain` tiny elementwise calls on a (1, 64)
   float32 tensor. The same kernels are also called directly, in a plain
@@ -24,6 +25,15 @@ of the function bodies happens on that first run), then timed `--repeat` times
   contiguous arrays) against a direct NumPy ResNet-50: convolutions as im2col +
   matmul, batch norm as scale and shift, max pool over strided slices, runs
   interleaved with the interpreter's. Target: within 1.1x.
+* CNN fp16: the same ResNet-50 with float16 weights, input and types, against the
+  float32 one in the interpreter (runs interleaved). Target: within 2x.
+* GPT-2 fp16: gen_models' GPT-2 (`--gpt2-layers` blocks, 768 wide, `--gpt2-seq`
+  tokens: 1600 is the activations of TVM's collage GPT-2 test, 1600x768 and
+  1600x3072) in float16 against the same model in float32, both in the interpreter,
+  runs interleaved; random weights (std 0.02, layer norms 1 and 0), causal mask.
+  Float16 kernels compute in float32 and round (relaylang/op/numpy_support.py).
+  Target: within 2x. The fp16 result is checked against the fp32 one (within 5% of
+  its largest magnitude: float16 has 11 bits).
 
 Results are checked (the chain exactly, the models with allclose); a wrong
 result fails its target. The exit status is 0 whether or not targets are met;
@@ -47,12 +57,14 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 sys.path.append(str(Path(__file__).resolve().parent))  # after the packages: `lsp` is not ./lsp.py
-import gen_resnet  # a sibling script module, not a package
+import gen_models  # sibling script modules, not a package
+import gen_resnet
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_OVERHEAD_US = 3.0
 TARGET_MLP_RATIO = 2.0
 TARGET_CNN_RATIO = 1.1
+TARGET_FP16_RATIO = 2.0
 CHAIN_STEPS = (("add", "1f"), ("multiply", "0.5f"), ("subtract", "0.25f"))   # stays bounded
 
 
@@ -63,6 +75,7 @@ class Result:
     unit: str                   # what `size` counts
     runs_ms: list[float] = field(default_factory=list)
     numpy_ms: list[float] = field(default_factory=list)    # the direct version, if any
+    baseline: str = "numpy"     # what `numpy_ms` times: NumPy, or the fp32 interpreter
     first_ms: float | None = None                          # the untimed first run
     error: str | None = None    # a wrong result
     crash: str | None = None    # an exception that stopped the runs
@@ -360,6 +373,86 @@ def bench_cnn(batch: int, units: tuple[int, ...], image: int, repeat: int) -> Re
                    _close(1e-3, 1e-7))
 
 
+# --- float16 against float32 ---------------------------------------------------------------------
+
+def _relative_to_largest(tol: float) -> Callable[[Any, Any], str | None]:
+    """An fp16 result against the fp32 one: within `tol` of the fp32 result's largest
+    magnitude, elementwise (a tuple's first field: the logits)."""
+    def check(got: Any, want: Any) -> str | None:
+        got, want = (got[0], want[0]) if isinstance(got, tuple) else (got, want)
+        if got.dtype != np.float16 or got.shape != want.shape:
+            return f"got {got.dtype}{got.shape}, want float16{want.shape}"
+        diff = np.max(np.abs(got.astype(np.float32) - want), initial=0.0)
+        scale = np.max(np.abs(want), initial=0.0)
+        if not np.isfinite(diff) or diff > tol * scale:
+            return f"fp16 differs from fp32 by {diff:.3g} (largest |fp32| {scale:.3g})"
+        return None
+    return check
+
+
+def _half(values: list[np.ndarray]) -> list[np.ndarray]:
+    return [v.astype(np.float16) if v.dtype == np.float32 else v for v in values]
+
+
+def gpt2_args(mod: Any, seed: int = 0) -> list[np.ndarray]:
+    """float32 arguments for gen_models' GPT-2 @main: token ids, positions, a mask of
+    ones, the causal lower triangle, layer norms 1 and 0, other weights N(0, 0.02)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for p in mod["main"].params:
+        ty, name = p.type_annotation, p.name_hint
+        shape = tuple(int(d) for d in ty.shape)
+        if name == "input_ids":
+            value = rng.integers(0, gen_models.VOCAB, shape, dtype=np.int64)
+        elif name == "position_ids":
+            value = np.arange(shape[-1], dtype=np.int64).reshape(shape)
+        elif name == "attention_mask":
+            value = np.ones(shape, dtype=np.int64)
+        elif ty.dtype == "uint8":               # the causal bias
+            value = np.tril(np.ones(shape[-2:], dtype=np.uint8)).reshape(shape)
+        elif "_ln_" in f"_{name}" and name.endswith("_weight"):
+            value = np.ones(shape, dtype=np.float32)
+        elif "_ln_" in f"_{name}" and name.endswith("_bias"):
+            value = np.zeros(shape, dtype=np.float32)
+        else:
+            value = rng.standard_normal(shape, dtype=np.float32) * np.float32(0.02)
+        out.append(value)
+    return out
+
+
+def bench_gpt2_fp16(layers: int, seq: int, repeat: int) -> Result:
+    res = Result(f"GPT-2 {layers}x768 seq {seq} fp16", 1, "run", baseline="fp32 interp")
+    try:
+        programs = [_program(gen_models.gpt2_module_text(layers=layers, seq=seq, dtype=dtype))
+                    for dtype in ("float32", "float16")]
+        fp32, fp16 = (p.global_closure("main") for p in programs)
+        args32 = gpt2_args(programs[0].mod)
+        args16 = _half(args32)
+    except Exception as e:  # noqa: BLE001  (as in `measure`)
+        res.crash = f"{type(e).__name__}: {e}"
+        return res
+    return measure(res, lambda: fp16(*args16), lambda: fp32(*args32), repeat,
+                   _relative_to_largest(0.05))
+
+
+def bench_cnn_fp16(batch: int, units: tuple[int, ...], image: int, repeat: int) -> Result:
+    name = "ResNet-50" if units == gen_resnet.UNITS else f"ResNet units {units}"
+    res = Result(f"{name} {batch}x3x{image}x{image} fp16", 1, "run", baseline="fp32 interp")
+    try:
+        text, metadata = gen_resnet.resnet50_module(batch, units, image)
+        weights = random_weights(metadata["relay.Constant"])
+        fp32 = _program(text, {"relay.Constant": weights}).global_closure("main")
+        # gen_resnet writes no float literals: the dtype names are all there is to change
+        fp16 = _program(text.replace("float32", "float16"),
+                        {"relay.Constant": _half(weights)}).global_closure("main")
+    except Exception as e:  # noqa: BLE001  (as in `measure`)
+        res.crash = f"{type(e).__name__}: {e}"
+        return res
+    x = np.random.default_rng(1).standard_normal((batch, 3, image, image), dtype=np.float32)
+    x16 = x.astype(np.float16)
+    return measure(res, lambda: fp16(x16), lambda: fp32(x), repeat, _relative_to_largest(0.05))
+
+
 # --- verdicts and output -------------------------------------------------------------------------
 
 def check_targets(results: list[Result]) -> list[dict[str, Any]]:
@@ -374,6 +467,10 @@ def check_targets(results: list[Result]) -> list[dict[str, Any]]:
         elif r.case.startswith("MLP"):
             target, want, got, bound = ("MLP batch 1, interp/numpy",
                                         f"<= {TARGET_MLP_RATIO:g}x", r.ratio, TARGET_MLP_RATIO)
+        elif r.case.endswith("fp16"):
+            target, want, got, bound = (f"{r.case.removesuffix(' fp16')}, fp16/fp32",
+                                        f"<= {TARGET_FP16_RATIO:g}x", r.ratio,
+                                        TARGET_FP16_RATIO)
         elif r.case.startswith("ResNet"):
             target, want, got, bound = (f"{r.case}, interp/numpy",
                                         f"<= {TARGET_CNN_RATIO:g}x", r.ratio, TARGET_CNN_RATIO)
@@ -390,15 +487,15 @@ def _fmt(value: float | None, digits: int = 2) -> str:
 
 
 def format_table(results: list[Result]) -> list[str]:
-    head = (f"{'case':<34} {'size':>10} {'runs':>4} {'interp ms':>10} {'numpy ms':>10} "
-            f"{'ratio':>6}  per unit")
+    head = (f"{'case':<40} {'size':>10} {'runs':>4} {'interp ms':>10} {'base ms':>10} "
+            f"{'ratio':>6}  per unit (base: numpy, or the fp32 interpreter for fp16)")
     out = [head, "-" * (len(head) + 26)]
     for r in results:
         per_unit = f"{_fmt(r.us_per_unit)} us/{r.unit}" if r.runs_ms and r.size > 1 else "-"
         if r.case.startswith("chain") and r.numpy_ms:
             per_unit += f" raw, {_fmt(r.overhead_us)} us/op overhead"
         ratio = _fmt(r.ratio) + "x" if r.numpy_ms else "-"
-        out.append(f"{r.case:<34} {r.size:>10,} {len(r.runs_ms):>4} {_fmt(r.median_ms):>10} "
+        out.append(f"{r.case:<40} {r.size:>10,} {len(r.runs_ms):>4} {_fmt(r.median_ms):>10} "
                    f"{_fmt(r.numpy_median_ms):>10} {ratio:>6}  {per_unit}")
     for r in results:
         if r.crash or r.error:
@@ -413,7 +510,7 @@ def format_report(report: dict[str, Any], results: list[Result]) -> str:
         got = _fmt(row["got"]) + ("x" if row["want"].endswith("x") and row["got"] == row["got"]
                                   else "")
         note = f"  ({row['note']})" if row["note"] else ""
-        out.append(f"{row['target']:<40} {row['want']:>8} {got:>8}  "
+        out.append(f"{row['target']:<48} {row['want']:>8} {got:>8}  "
                    f"{'PASS' if row['pass'] else 'FAIL'}{note}")
     return "\n".join(out)
 
@@ -423,7 +520,9 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[Result]]:
                bench_loop(args.loop, args.repeat_large),
                *bench_list(args.list, args.repeat_large),
                bench_mlp(args.mlp_calls, args.repeat),
-               bench_cnn(args.batch, args.units, args.image, args.repeat)]
+               bench_cnn(args.batch, args.units, args.image, args.repeat),
+               bench_cnn_fp16(args.batch, args.units, args.image, args.repeat),
+               bench_gpt2_fp16(args.gpt2_layers, args.gpt2_seq, args.repeat_large)]
     return {"command": args.command, "targets": check_targets(results)}, results
 
 
@@ -443,6 +542,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--image", type=int, default=224, help="ResNet input height and width")
     ap.add_argument("--units", type=_units, default=gen_resnet.UNITS,
                     help="ResNet bottleneck units per stage, comma-separated")
+    ap.add_argument("--gpt2-layers", type=int, default=12, help="GPT-2 blocks (fp16 case)")
+    ap.add_argument("--gpt2-seq", type=int, default=1600, help="GPT-2 tokens (fp16 case)")
     ap.add_argument("--json", action="store_true", help="machine-readable output")
     args = ap.parse_args(argv)
     args.command = " ".join(["python", "benchmarks/interpreter.py",

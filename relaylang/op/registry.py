@@ -178,25 +178,35 @@ _IMPLS: dict[tuple[str, str], Callable[..., Any]] = {}
 _TRIED: set[tuple[str, str]] = set()     # (package, target) modules imported or missing
 
 
-def implement(*names: str, target: str = "numpy") -> Callable[[Callable[..., Any]],
-                                                              Callable[..., Any]]:
+def implement(*names: str, target: str = "numpy",
+              float16: Callable[[Callable[..., Any]], Callable[..., Any]] | None = None
+              ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: the function implements each op of `names` for `target`.
 
         @implement("nn.relu")
         def relu(inputs, attrs): ...
 
     A function built by a factory registers the same way: `implement("exp")(unary(np.exp))`.
+
+    `float16` (numpy kernels): how the kernel computes float16 inputs, as an adapter the
+    registered implementation is wrapped in; `numpy_support.float16_in_float32` computes
+    them in float32 and rounds the results back (its docstring says for which ops that is
+    exact). The decorator returns the function itself, unwrapped.
     """
     if target not in TARGET_MODULES:
         raise ValueError(f"unknown target {target!r}; known: {', '.join(TARGET_MODULES)}")
+    if float16 is not None and target != "numpy":
+        raise ValueError("float16= adapts numpy kernels only")
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        impl = fn if float16 is None else float16(fn)
         for name in names:
             if name not in _OPS:
                 raise ValueError(f"@implement({name!r}): no op {name} is declared")
-            if _IMPLS.get((name, target), fn) is not fn:
+            known = _IMPLS.get((name, target), impl)
+            if known is not impl and getattr(known, "__wrapped__", None) is not fn:
                 raise ValueError(f"op {name} has two {target} implementations")
-            _IMPLS[(name, target)] = fn
+            _IMPLS[(name, target)] = impl
         return fn
     return register
 

@@ -26,7 +26,8 @@ V = '#[version = "0.0.5"]\n'
 
 bench = load_benchmark("interpreter")
 TINY = ["--chain", "50", "--loop", "200", "--list", "300", "--mlp-calls", "3", "--image", "32",
-        "--units", "1,1,1,1", "--repeat", "2", "--repeat-large", "1"]
+        "--units", "1,1,1,1", "--repeat", "2", "--repeat-large", "1", "--gpt2-layers", "1",
+        "--gpt2-seq", "16"]
 
 
 class DepthList(list):
@@ -70,17 +71,26 @@ def test_benchmark_json_end_to_end(capsys):
     rows = {r["case"]: r for r in report["results"]}
     assert list(rows) == ["chain of tiny elementwise ops", "tail-recursive loop",
                           "list build (@range, non-tail)", "list fold (@foldl, closure)",
-                          "MLP 784-128-10, batch 1", "ResNet units (1, 1, 1, 1) 1x3x32x32"]
-    # every result was checked against its expected value (the models against NumPy)
+                          "MLP 784-128-10, batch 1", "ResNet units (1, 1, 1, 1) 1x3x32x32",
+                          "ResNet units (1, 1, 1, 1) 1x3x32x32 fp16",
+                          "GPT-2 1x768 seq 16 fp16"]
+    # every result was checked against its expected value (the models against NumPy, fp16
+    # against fp32)
     assert all(r["crash"] is None and r["error"] is None for r in rows.values()), rows
-    assert [len(r["runs_ms"]) for r in rows.values()] == [2, 1, 1, 1, 2, 2]
+    assert [len(r["runs_ms"]) for r in rows.values()] == [2, 1, 1, 1, 2, 2, 2, 1]
+    for case in ("ResNet units (1, 1, 1, 1) 1x3x32x32 fp16", "GPT-2 1x768 seq 16 fp16"):
+        fp16 = rows[case]       # its baseline is the same model in float32, interleaved
+        assert fp16["baseline"] == "fp32 interp" and len(fp16["numpy_ms"]) == len(
+            fp16["runs_ms"])
+        assert fp16["ratio"] == pytest.approx(fp16["median_ms"] / fp16["numpy_median_ms"])
     assert rows["tail-recursive loop"]["size"] == 201
     chain = rows["chain of tiny elementwise ops"]
     assert len(chain["numpy_ms"]) == 2 and chain["overhead_us"] == pytest.approx(
         (chain["median_ms"] - chain["numpy_median_ms"]) * 1000 / 50)
     assert [t["target"] for t in report["targets"]] == [
         "overhead us/op, chain 50", "MLP batch 1, interp/numpy",
-        "ResNet units (1, 1, 1, 1) 1x3x32x32, interp/numpy"]
+        "ResNet units (1, 1, 1, 1) 1x3x32x32, interp/numpy",
+        "ResNet units (1, 1, 1, 1) 1x3x32x32, fp16/fp32", "GPT-2 1x768 seq 16, fp16/fp32"]
     assert report["command"].startswith("python benchmarks/interpreter.py --chain 50")
 
 
@@ -88,7 +98,8 @@ def test_benchmark_table(capsys):
     assert bench.main(TINY) == 0
     out = capsys.readouterr().out
     assert "us/op raw" in out and "us/op overhead" in out
-    for target in ("overhead us/op, chain 50", "MLP batch 1, interp/numpy"):
+    for target in ("overhead us/op, chain 50", "MLP batch 1, interp/numpy",
+                   "GPT-2 1x768 seq 16, fp16/fp32"):
         line = next(line for line in out.splitlines() if line.startswith(target))
         assert line.endswith(("PASS", "FAIL"))
 
@@ -103,6 +114,49 @@ def test_wrong_result_or_crash_fails_the_target():
     assert [r["pass"] for r in rows] == [True, False, False, False]
     assert rows[0]["got"] == pytest.approx(1.5) and rows[2]["got"] == pytest.approx(1.2)
     assert rows[1]["note"] == "differs from NumPy" and "RecursionError" in rows[3]["note"]
+
+
+def test_fp16_checks_compare_with_fp32_within_five_percent_of_its_largest_value():
+    check = bench._relative_to_largest(0.05)
+    want = np.array([[4.0, -2.0]], dtype=np.float32)
+    assert check(want.astype(np.float16), want) is None
+    assert check((want,), (want,)) is not None                      # not float16
+    assert "differs" in check(np.array([[4.0, -1.7]], dtype=np.float16), want)
+    assert "differs" in check(np.array([[np.inf, -2]], dtype=np.float16), want)
+    slow = bench.Result("GPT-2 1x768 seq 16 fp16", 1, "run", [30.0], [10.0],
+                        baseline="fp32 interp")
+    row, = bench.check_targets([slow])
+    assert row["target"] == "GPT-2 1x768 seq 16, fp16/fp32" and row["got"] == 3.0
+    assert not row["pass"]
+
+
+def test_gpt2_args_fit_the_generated_model():
+    text = bench.gen_models.gpt2_module_text(layers=1, seq=5, dtype="float16")
+    mod = infer_types(rl.parse(text))
+    args = bench.gpt2_args(mod)
+    by_name = {p.name_hint: a for p, a in zip(mod["main"].params, args, strict=True)}
+    assert by_name["position_ids"].tolist() == [[0, 1, 2, 3, 4]]
+    assert by_name["h_0_attn_bias"].shape == (1, 1, 1024, 1024)
+    assert by_name["h_0_attn_bias"][0, 0, 1, 2] == 0 and by_name["h_0_attn_bias"][0, 0, 2, 1]
+    assert by_name["h_0_ln_1_weight"].tolist() == [1.0] * 768
+    assert by_name["h_0_attn_c_attn_bias"].std() > 0.01       # not a layer norm's bias
+    interp = Interpreter(mod)
+    out = interp.apply(interp.global_closure("main"), bench._half(args))
+    assert out[0].dtype == np.float16 and out[0].shape == (1, 5, 50257)
+    assert np.isfinite(out[0]).all()
+
+
+@pytest.mark.parametrize("seq,dtype", [(1600, "float32"), (1600, "float16"), (7, "float16")])
+def test_gpt2_generator_sizes_and_dtypes_type_check(seq, dtype):
+    gm = bench.gen_models
+    text = gm.gpt2_module_text(layers=1, seq=seq, dtype=dtype)
+    mod = infer_types(rl.parse(text))
+    logits = mod["main"].checked_type.ret_type.fields[0]
+    assert tuple(int(d) for d in logits.shape) == (1, seq, gm.VOCAB) and logits.dtype == dtype
+    if dtype == "float16":
+        assert "float32" not in text and "8f16 /* ty=float16 */" in text
+    wpe = next(p for p in mod["main"].params if p.name_hint == "wpe")
+    assert int(wpe.type_annotation.shape[0]) == max(seq, gm.N_CTX)
 
 
 def test_crash_gives_exit_status_1(monkeypatch, capsys):

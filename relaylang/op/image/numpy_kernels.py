@@ -6,11 +6,12 @@ from typing import Any
 
 import numpy as np
 
+from ..numpy_support import float16_in_float32 as IN_FLOAT32
 from ..registry import implement
 from ..resize_numpy import resize_hw
 
 
-@implement("image.resize2d")
+@implement("image.resize2d", float16=IN_FLOAT32)
 def resize2d(inputs: list, attrs: Any) -> np.ndarray:
     x = inputs[0]
     return resize_hw(x, attrs.layout, tuple(attrs.size), attrs.method,

@@ -12,7 +12,8 @@ nearly twice as long on ResNet-50). A transposed convolution is the plain one on
 the input dilated by the strides, padded by dilation * (k - 1) - padding
 (+ output_padding at the end), with the kernel flipped and its in/out axes
 swapped, as in topi's conv2d_transpose_nchw. Arithmetic runs in the output
-dtype, as TVM computes it.
+dtype, as TVM computes it, except float16: computed in float32 (a float32
+accumulator) and rounded once (numpy_support.float16_in_float32).
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ..numpy_support import float16_in_float32 as IN_FLOAT32
 from ..registry import implement
 from .conv_relations import conv_geometry
 
@@ -107,5 +109,5 @@ def conv_kernel(nd: int, transposed: bool = False) -> Kernel:
 
 
 for _nd in (1, 2, 3):
-    implement(f"nn.conv{_nd}d")(conv_kernel(_nd))
-    implement(f"nn.conv{_nd}d_transpose")(conv_kernel(_nd, transposed=True))
+    implement(f"nn.conv{_nd}d", float16=IN_FLOAT32)(conv_kernel(_nd))
+    implement(f"nn.conv{_nd}d_transpose", float16=IN_FLOAT32)(conv_kernel(_nd, transposed=True))

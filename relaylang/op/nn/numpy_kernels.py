@@ -8,6 +8,10 @@ src/relay/transforms/simplify_inference.cc (batch_norm scales by
 gamma / sqrt(var + eps) and returns the moving mean and variance unchanged;
 group_norm reduces over the channels of a group and every later axis); lrn and
 l2_normalize follow topi's local_response_norm.h and l2_normalize.h.
+
+Float16 inputs of the products, activations and normalisations are computed in
+float32 and rounded once (`float16=IN_FLOAT32`; numpy_support.float16_in_float32 says
+what that means: a float32 accumulator for dense, matmul and batch_matmul).
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ..fast_math_kernels import fast_exp
+from ..numpy_support import float16_in_float32 as IN_FLOAT32
 from ..registry import implement
 from . import conv_kernels, resample_kernels  # noqa: F401  (they register their kernels)
 
@@ -35,14 +40,14 @@ def _along(v: np.ndarray, axis: int, rank: int) -> np.ndarray:
 
 # ------------------------------------------------------------ dense layers
 
-@implement("nn.dense")
+@implement("nn.dense", float16=IN_FLOAT32)
 def dense(inputs: list, attrs: Any) -> np.ndarray:
     data, weight = inputs
     dtype = attrs.out_dtype or data.dtype
     return np.matmul(data.astype(dtype, copy=False), weight.astype(dtype, copy=False).T)
 
 
-@implement("nn.matmul")
+@implement("nn.matmul", float16=IN_FLOAT32)
 def matmul(inputs: list, attrs: Any) -> np.ndarray:
     a, b = inputs
     dtype = attrs.out_dtype or a.dtype
@@ -51,7 +56,7 @@ def matmul(inputs: list, attrs: Any) -> np.ndarray:
     return np.matmul(a.astype(dtype, copy=False), b.astype(dtype, copy=False))
 
 
-@implement("nn.batch_matmul")
+@implement("nn.batch_matmul", float16=IN_FLOAT32)
 def batch_matmul(inputs: list, attrs: Any) -> np.ndarray:
     x, y = inputs
     dtype = attrs.out_dtype or x.dtype
@@ -69,26 +74,26 @@ def bias_add(inputs: list, attrs: Any) -> np.ndarray:
 
 # ------------------------------------------------------------ activations
 
-@implement("nn.relu")
+@implement("nn.relu", float16=IN_FLOAT32)
 def relu(inputs: list, attrs: Any) -> np.ndarray:
     x = inputs[0]
     return np.maximum(x, np.zeros((), x.dtype))
 
 
-@implement("nn.leaky_relu")
+@implement("nn.leaky_relu", float16=IN_FLOAT32)
 def leaky_relu(inputs: list, attrs: Any) -> np.ndarray:
     x = inputs[0]
     return np.where(x > 0, x, x * attrs.alpha).astype(x.dtype)
 
 
-@implement("nn.prelu")
+@implement("nn.prelu", float16=IN_FLOAT32)
 def prelu(inputs: list, attrs: Any) -> np.ndarray:
     x, alpha = inputs
     a = _along(alpha, _axis(attrs.axis, x.ndim), x.ndim)
     return np.where(x > 0, x, x * a).astype(x.dtype)
 
 
-@implement("nn.softmax")
+@implement("nn.softmax", float16=IN_FLOAT32)
 def softmax(inputs: list, attrs: Any) -> np.ndarray:
     x = inputs[0]
     e = np.exp(x - x.max(axis=attrs.axis, keepdims=True))
@@ -104,7 +109,7 @@ def fast_softmax(inputs: list, attrs: Any) -> np.ndarray:
     return (e / e.sum(axis=attrs.axis, keepdims=True)).astype(x.dtype, copy=False)
 
 
-@implement("nn.log_softmax")
+@implement("nn.log_softmax", float16=IN_FLOAT32)
 def log_softmax(inputs: list, attrs: Any) -> np.ndarray:
     x = inputs[0]
     shifted = x - x.max(axis=attrs.axis, keepdims=True)
@@ -128,7 +133,7 @@ def batch_flatten(inputs: list, attrs: Any) -> np.ndarray:
 
 # ------------------------------------------------------------ normalisation
 
-@implement("nn.batch_norm")
+@implement("nn.batch_norm", float16=IN_FLOAT32)
 def batch_norm(inputs: list, attrs: Any) -> tuple:
     x, gamma, beta, mean, var = inputs
     axis = _axis(attrs.axis, x.ndim)
@@ -157,14 +162,14 @@ def _affine(out: np.ndarray, gamma: np.ndarray, beta: np.ndarray, axis: int, att
     return out.astype(dtype)
 
 
-@implement("nn.layer_norm")
+@implement("nn.layer_norm", float16=IN_FLOAT32)
 def layer_norm(inputs: list, attrs: Any) -> np.ndarray:
     x, gamma, beta = inputs
     axis = _axis(attrs.axis, x.ndim)
     return _affine(_normalize(x, (axis,), attrs.epsilon), gamma, beta, axis, attrs, x.dtype)
 
 
-@implement("nn.instance_norm")
+@implement("nn.instance_norm", float16=IN_FLOAT32)
 def instance_norm(inputs: list, attrs: Any) -> np.ndarray:
     x, gamma, beta = inputs
     axis = _axis(attrs.axis, x.ndim)
@@ -172,7 +177,7 @@ def instance_norm(inputs: list, attrs: Any) -> np.ndarray:
     return _affine(_normalize(x, axes, attrs.epsilon), gamma, beta, axis, attrs, x.dtype)
 
 
-@implement("nn.group_norm")
+@implement("nn.group_norm", float16=IN_FLOAT32)
 def group_norm(inputs: list, attrs: Any) -> np.ndarray:
     x, gamma, beta = inputs
     axis, g = _axis(attrs.axis, x.ndim), attrs.num_groups
@@ -181,7 +186,7 @@ def group_norm(inputs: list, attrs: Any) -> np.ndarray:
     return _affine(out.reshape(x.shape), gamma, beta, axis, attrs, x.dtype)
 
 
-@implement("nn.lrn")
+@implement("nn.lrn", float16=IN_FLOAT32)
 def lrn(inputs: list, attrs: Any) -> np.ndarray:
     """x / (bias + alpha * window_sum(x^2) / size) ^ beta, the window of `size` entries
     along `axis` starting size // 2 before each position (zero outside)."""
@@ -194,7 +199,7 @@ def lrn(inputs: list, attrs: Any) -> np.ndarray:
     return (x / (attrs.bias + attrs.alpha * sqr_sum / size) ** attrs.beta).astype(x.dtype)
 
 
-@implement("nn.l2_normalize")
+@implement("nn.l2_normalize", float16=IN_FLOAT32)
 def l2_normalize(inputs: list, attrs: Any) -> np.ndarray:
     x = inputs[0]
     axes = tuple(attrs.axis) if attrs.axis else None

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..layouts import axis_positions
+from ..numpy_support import float16_in_float32 as IN_FLOAT32
 from ..registry import implement
 from ..resize_numpy import resize_hw
 from ..shape_rules import scaled
@@ -25,7 +26,7 @@ def pad(inputs: list, attrs: Any) -> np.ndarray:
     return np.pad(x, widths, mode=attrs.pad_mode)
 
 
-@implement("nn.upsampling")
+@implement("nn.upsampling", float16=IN_FLOAT32)
 def upsampling(inputs: list, attrs: Any) -> np.ndarray:
     x = inputs[0]
     h, w = axis_positions(attrs.layout, "HW", "layout")

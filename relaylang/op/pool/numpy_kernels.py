@@ -8,7 +8,8 @@ average divides by the window positions inside the padded input
 (count_include_pad, not counting the ceil_mode extra) or inside the data
 itself, at least 1; integer averages truncate, as TVM's div. Adaptive pools
 take window [floor(i * in / out), ceil((i + 1) * in / out)) per axis,
-separably, each axis one gather.
+separably, each axis one gather. Float16 pools compute in float32 and round once
+(numpy_support.float16_in_float32): max pools exactly, averages with a float32 sum.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ..numpy_support import float16_in_float32 as IN_FLOAT32
 from ..registry import implement
 from .relations import adaptive_output_size, pool_geometry, pooled_axes
 
@@ -149,7 +151,10 @@ def adaptive_kernel(nd: int, kind: str, global_pool: bool = False) -> Kernel:
 
 for _nd in (1, 2, 3):
     for _kind in ("max", "avg"):
-        implement(f"nn.{_kind}_pool{_nd}d")(pool_kernel(_nd, _kind))
-        implement(f"nn.adaptive_{_kind}_pool{_nd}d")(adaptive_kernel(_nd, _kind))
-implement("nn.global_max_pool2d")(adaptive_kernel(2, "max", global_pool=True))
-implement("nn.global_avg_pool2d")(adaptive_kernel(2, "avg", global_pool=True))
+        implement(f"nn.{_kind}_pool{_nd}d", float16=IN_FLOAT32)(pool_kernel(_nd, _kind))
+        implement(f"nn.adaptive_{_kind}_pool{_nd}d", float16=IN_FLOAT32)(
+            adaptive_kernel(_nd, _kind))
+implement("nn.global_max_pool2d", float16=IN_FLOAT32)(
+    adaptive_kernel(2, "max", global_pool=True))
+implement("nn.global_avg_pool2d", float16=IN_FLOAT32)(
+    adaptive_kernel(2, "avg", global_pool=True))

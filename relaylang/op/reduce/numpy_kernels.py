@@ -4,9 +4,11 @@ Semantics of TVM's src/relay/op/tensor/reduce.cc computes and
 include/tvm/topi/reduction.h:
 
 - sums and products accumulate in the input dtype (integers wrap; bool is a
-  1-bit integer, so its sum is the parity);
+  1-bit integer, so its sum is the parity), except float16: every float
+  reduction here computes float16 in float32 and rounds once
+  (`numpy_support.float16_in_float32`), as TVM's mean and variance do;
 - `mean` divides the sum by the element count converted to the input dtype
-  (integer means truncate); float16 means and variances accumulate in float32;
+  (integer means truncate);
 - max/min over zero elements give the reduction's identity (-inf/+inf or the
   dtype's limits) rather than NumPy's error;
 - argmax/argmin over several axes return the row-major index within the
@@ -22,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ..numpy_support import float16_in_float32 as IN_FLOAT32
 from ..numpy_support import quietly
 from ..registry import implement
 from .relations import reduce_axes, reduced_shape
@@ -97,7 +100,7 @@ def _arg_reduction(pick: Callable[..., Array]) -> Kernel:
     return kernel
 
 
-@implement("variance")
+@implement("variance", float16=IN_FLOAT32)
 def variance(inputs: list, attrs: Any) -> Array:
     data, mean = inputs
     axes = reduce_axes(data.ndim, attrs)
@@ -111,11 +114,11 @@ def variance(inputs: list, attrs: Any) -> Array:
         return np.asarray(_divide(total, count, squares.dtype), dtype=data.dtype)
 
 
-implement("sum")(_reduction(_sum))
-implement("mean")(_reduction(_mean))
-implement("max")(_reduction(_extreme(np.max, largest=True)))
-implement("min")(_reduction(_extreme(np.min, largest=False)))
-implement("prod")(_reduction(lambda x, axes, keepdims: np.prod(x, axis=axes, keepdims=keepdims,
+implement("sum", float16=IN_FLOAT32)(_reduction(_sum))
+implement("mean", float16=IN_FLOAT32)(_reduction(_mean))
+implement("max", float16=IN_FLOAT32)(_reduction(_extreme(np.max, largest=True)))
+implement("min", float16=IN_FLOAT32)(_reduction(_extreme(np.min, largest=False)))
+implement("prod", float16=IN_FLOAT32)(_reduction(lambda x, axes, keepdims: np.prod(x, axis=axes, keepdims=keepdims,
                                                                dtype=x.dtype)))
 implement("all")(_reduction(lambda x, axes, keepdims: np.all(x, axis=axes, keepdims=keepdims)))
 implement("any")(_reduction(lambda x, axes, keepdims: np.any(x, axis=axes, keepdims=keepdims)))

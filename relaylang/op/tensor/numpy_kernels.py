@@ -14,7 +14,12 @@ handled here:
   integer tensors compute in float64 and convert back;
 - every result has exactly the dtype the type relation promises: NumPy's
   upcasts (and its 0-d results that are scalars, not arrays) are undone;
-- floating-point errors never warn (numpy_support.py says how).
+- floating-point errors never warn (numpy_support.py says how);
+- float16 math functions, comparisons, maximum/minimum and power compute in
+  float32 and round once (`float16=IN_FLOAT32`, numpy_support.float16_in_float32);
+  +, -, *, / run in NumPy's float16 loops, which are correctly rounded already;
+- `power` with one constant exponent in {0, ±1, ±2, 3, 4, ±0.5} multiplies,
+  divides or takes sqrt (`float_power`), with C's pow at special values.
 
 Each kernel is `kernel(inputs, attrs) -> numpy.ndarray`.
 """
@@ -28,6 +33,7 @@ import numpy as np
 
 from ..fast_math_kernels import fast_erf, fast_exp, fast_tanh
 from ..numpy_support import IGNORING, erf, np_dtype, quietly
+from ..numpy_support import float16_in_float32 as IN_FLOAT32
 from ..registry import implement
 
 Kernel = Callable[[list, Any], Any]
@@ -104,33 +110,33 @@ def _sign(x: Array) -> Array:
 implement("negative")(_exact(_negative))
 implement("abs")(_exact(np.abs))
 implement("sign")(_exact(_sign))
-implement("exp")(_float_math(np.exp))
+implement("exp", float16=IN_FLOAT32)(_float_math(np.exp))
 implement("fast_exp")(_float_math(fast_exp))
-implement("log")(_float_math(np.log))
-implement("log2")(_float_math(np.log2))
-implement("log10")(_float_math(np.log10))
-implement("sqrt")(_float_math(np.sqrt))
-implement("rsqrt")(_float_math(lambda x: 1 / np.sqrt(x)))
-implement("sigmoid")(_float_math(lambda x: 1 / (1 + np.exp(-x))))
-implement("tanh")(_float_math(np.tanh))
+implement("log", float16=IN_FLOAT32)(_float_math(np.log))
+implement("log2", float16=IN_FLOAT32)(_float_math(np.log2))
+implement("log10", float16=IN_FLOAT32)(_float_math(np.log10))
+implement("sqrt", float16=IN_FLOAT32)(_float_math(np.sqrt))
+implement("rsqrt", float16=IN_FLOAT32)(_float_math(lambda x: 1 / np.sqrt(x)))
+implement("sigmoid", float16=IN_FLOAT32)(_float_math(lambda x: 1 / (1 + np.exp(-x))))
+implement("tanh", float16=IN_FLOAT32)(_float_math(np.tanh))
 implement("fast_tanh")(_float_math(fast_tanh))
-implement("erf")(_float_math(erf))
+implement("erf", float16=IN_FLOAT32)(_float_math(erf))
 implement("fast_erf")(_float_math(fast_erf))
 implement("floor")(_rounding(np.floor))
 implement("ceil")(_rounding(np.ceil))
 implement("round")(_rounding(round_half_away))
 implement("trunc")(_rounding(np.trunc))
-implement("sin")(_float_math(np.sin))
-implement("cos")(_float_math(np.cos))
-implement("tan")(_float_math(np.tan))
-implement("sinh")(_float_math(np.sinh))
-implement("cosh")(_float_math(np.cosh))
-implement("asin")(_float_math(np.arcsin))
-implement("acos")(_float_math(np.arccos))
-implement("atan")(_float_math(np.arctan))
-implement("asinh")(_float_math(np.arcsinh))
-implement("acosh")(_float_math(np.arccosh))
-implement("atanh")(_float_math(np.arctanh))
+implement("sin", float16=IN_FLOAT32)(_float_math(np.sin))
+implement("cos", float16=IN_FLOAT32)(_float_math(np.cos))
+implement("tan", float16=IN_FLOAT32)(_float_math(np.tan))
+implement("sinh", float16=IN_FLOAT32)(_float_math(np.sinh))
+implement("cosh", float16=IN_FLOAT32)(_float_math(np.cosh))
+implement("asin", float16=IN_FLOAT32)(_float_math(np.arcsin))
+implement("acos", float16=IN_FLOAT32)(_float_math(np.arccos))
+implement("atan", float16=IN_FLOAT32)(_float_math(np.arctan))
+implement("asinh", float16=IN_FLOAT32)(_float_math(np.arcsinh))
+implement("acosh", float16=IN_FLOAT32)(_float_math(np.arccosh))
+implement("atanh", float16=IN_FLOAT32)(_float_math(np.arctanh))
 implement("logical_not")(_exact(np.logical_not))
 implement("bitwise_not")(_exact(np.invert))
 implement("copy")(_exact(np.copy))
@@ -164,6 +170,44 @@ def int_power(a: Array, b: Array) -> Array:
     odd = np.fmod(b, 2) != 0
     inverse = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0))
     return np.where(negative, inverse, raised)
+
+
+def _sqrt_pow(x: Array) -> Array:
+    """x ** 0.5 as C's pow: sqrt, but pow(-0, 0.5) = +0 and pow(-inf, 0.5) = +inf."""
+    root = np.sqrt(x + x.dtype.type(0))            # -0 + 0 = +0
+    if root.size and np.isneginf(x).any():
+        root = np.where(np.isneginf(x), x.dtype.type(np.inf), root)
+    return root
+
+
+# x ** n for the constant exponents that multiplication, division or sqrt compute
+# directly; np.power's general loop is ~50x slower than a multiplication (GPT-2's
+# gelu `power(%x, 3f)` on 1600x3072). 0, 1 and 2 give np.power's result exactly; -1 and
+# 0.5 are one correctly rounded operation (within np.power's own 0.5 ulp of it); 3, 4,
+# -2 and -0.5 round twice (within 2 ulp). Special values are C's pow (TVM's), also where
+# NumPy's sqrt shortcut is not: pow(-0, 0.5) = +0, pow(-inf, 0.5) = +inf. For float16
+# (computed in float32, rounded once) every exponent here gives the correctly rounded
+# result, for every float16 value (tests/op/test_fp16.py checks them all).
+_CONSTANT_POWERS: dict[float, Callable[[Array], Array]] = {
+    0.0: lambda x: np.ones_like(x),                  # pow(x, 0) = 1, NaN included
+    1.0: lambda x: x.copy(),
+    2.0: lambda x: x * x,
+    3.0: lambda x: x * x * x,
+    4.0: lambda x: np.square(x * x),
+    -1.0: lambda x: x.dtype.type(1) / x,
+    -2.0: lambda x: x.dtype.type(1) / (x * x),
+    0.5: _sqrt_pow,
+    -0.5: lambda x: x.dtype.type(1) / _sqrt_pow(x),
+}
+
+
+def float_power(a: Array, b: Array) -> Array:
+    """np.power(a, b), by `_CONSTANT_POWERS` when b is one value (a constant exponent)."""
+    if b.size == 1 and b.ndim <= a.ndim:          # the result has a's shape
+        fn = _CONSTANT_POWERS.get(float(b.reshape(())))
+        if fn is not None:
+            return fn(a)
+    return np.power(a, b)
 
 
 def _by_kind(on_int: Callable[[Array, Array], Array],
@@ -205,9 +249,9 @@ implement("floor_mod")(_binary(_by_kind(_nonzero(np.mod),
                                         lambda a, b: a - np.floor(a / b) * b)))
 implement("trunc_mod")(_binary(_by_kind(_nonzero(np.fmod),
                                         lambda a, b: a - np.trunc(a / b) * b)))
-implement("power")(_binary(_by_kind(int_power, np.power)))
-implement("maximum")(_binary(np.maximum))
-implement("minimum")(_binary(np.minimum))
+implement("power", float16=IN_FLOAT32)(_binary(_by_kind(int_power, float_power)))
+implement("maximum", float16=IN_FLOAT32)(_binary(np.maximum))
+implement("minimum", float16=IN_FLOAT32)(_binary(np.minimum))
 implement("logical_and")(_binary(np.logical_and))
 implement("logical_or")(_binary(np.logical_or))
 implement("logical_xor")(_binary(np.logical_xor))
@@ -216,12 +260,12 @@ implement("bitwise_or")(_binary(np.bitwise_or))
 implement("bitwise_xor")(_binary(np.bitwise_xor))
 implement("right_shift")(_binary(np.right_shift))
 implement("left_shift")(_binary(np.left_shift))
-implement("equal")(_binary(np.equal, "bool"))
-implement("not_equal")(_binary(np.not_equal, "bool"))
-implement("less")(_binary(np.less, "bool"))
-implement("less_equal")(_binary(np.less_equal, "bool"))
-implement("greater")(_binary(np.greater, "bool"))
-implement("greater_equal")(_binary(np.greater_equal, "bool"))
+implement("equal", float16=IN_FLOAT32)(_binary(np.equal, "bool"))
+implement("not_equal", float16=IN_FLOAT32)(_binary(np.not_equal, "bool"))
+implement("less", float16=IN_FLOAT32)(_binary(np.less, "bool"))
+implement("less_equal", float16=IN_FLOAT32)(_binary(np.less_equal, "bool"))
+implement("greater", float16=IN_FLOAT32)(_binary(np.greater, "bool"))
+implement("greater_equal", float16=IN_FLOAT32)(_binary(np.greater_equal, "bool"))
 
 
 # ---------------------------------------------------------------- the rest

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..layouts import parse_layout, primal_sizes, transformed_shape
+from ..numpy_support import float16_in_float32 as IN_FLOAT32
 from ..numpy_support import np_dtype, quietly
 from ..registry import implement
 from ..shape_rules import ints
@@ -149,7 +150,7 @@ def broadcast_to_like(inputs: list, attrs: Any) -> np.ndarray:
     return np.array(np.broadcast_to(inputs[0], inputs[1].shape))
 
 
-@implement("collapse_sum_like")
+@implement("collapse_sum_like", float16=IN_FLOAT32)
 def collapse_sum_like(inputs: list, attrs: Any) -> np.ndarray:
     """Sum away the axes along which `like` was broadcast to `data`'s shape."""
     x, like = inputs

@@ -25,6 +25,8 @@ from ..ir.module import IRModule
 from ..ir.span import Span
 from .builder import Builder
 from .builder_state import ParseState
+from .comments import blank_block_comments, deep_comment_at
+from .imports import load_imports
 from .syntax_errors import describe_syntax_error
 
 _METADATA = re.compile(r"^[^\n]*?#\[[ \t\r\n]*metadata[ \t\r\n]*\]", re.M)
@@ -104,6 +106,8 @@ def _run(text: str, source_name: str, metadata: dict[str, list[Any]] | None,
     if state is None:
         state = ParseState(source_name, text, expression=expression)
     state.meta_table = _load_metadata(state, json_text, json_line, text, metadata)
+    if not expression:
+        load_imports(body, state)       # before taking the lock: a library is parsed too
     lark, builder = _get_parser()
     with _lock:
         builder.state = state
@@ -120,37 +124,67 @@ def _run(text: str, source_name: str, metadata: dict[str, list[Any]] | None,
 
 
 def _parse_expression(lark: Lark, body: str, state: ParseState) -> Expr | None:
-    try:
-        return lark.parse(body, start="start_expr")
-    except UnexpectedInput as e:
-        state.diag.emit(_syntax_diagnostic(e, body, state, lark))
-        return None
+    blanked = False
+    while True:
+        try:
+            return lark.parse(body, start="start_expr")
+        except UnexpectedInput as e:
+            comment = None if blanked else deep_comment_at(e, body)
+            if comment is not None:
+                body, blanked = body[:comment] + blank_block_comments(body[comment:]), True
+                continue
+            state.diag.emit(_syntax_diagnostic(e, body, state, lark))
+            return None
+
+
+# Syntax errors reported for one text before giving up, as compilers do: past the first
+# few, more are mostly consequences of earlier ones.
+MAX_SYNTAX_ERRORS = 100
 
 
 def _parse_definitions(lark: Lark, body: str, state: ParseState,
                        start: str = "start_module") -> None:
     """Parse `body` from rule `start`; after a syntax error, report it and carry on
-    from the next definition (rule start_definitions, earlier text blanked out)."""
-    offset = 0
+    from the next definition (rule start_definitions).
+
+    Only the text from the resume point is parsed again, behind a block comment holding
+    as many line breaks as there are lines before it (a resume point starts a line; the
+    lexer skips a comment in one step), so positions stay those of `body` and each error
+    costs the text it re-reads, not the whole input."""
+    offset, lines, errors, blanked = 0, 0, 0, False
     while True:
-        source = body if offset == 0 else _blank(body, offset)
+        source = body if offset == 0 else _lines_before(lines) + body[offset:]
         try:
             lark.parse(source, start=start)
             return
         except UnexpectedInput as e:
-            state.diag.emit(_syntax_diagnostic(e, body, state, lark))
-            resume = _DEFINITION_START.search(body, max(_error_pos(e, body) + 1, offset + 1))
+            shift = offset - (len(source) - (len(body) - offset))   # body pos - source pos
+            comment = None if blanked else deep_comment_at(e, source)
+            if comment is not None:
+                comment += shift
+                body, blanked = body[:comment] + blank_block_comments(body[comment:]), True
+                continue
+            diagnostic = _syntax_diagnostic(e, source, state, lark)
+            errors += 1
+            if errors > MAX_SYNTAX_ERRORS:
+                state.diag.error(f"too many syntax errors ({MAX_SYNTAX_ERRORS} reported); "
+                                 "the rest of the text is not checked", diagnostic.span,
+                                 code="syntax")
+                return
+            state.diag.emit(diagnostic)
+            resume = _DEFINITION_START.search(body, max(_error_pos(e, source) + shift + 1,
+                                                        offset + 1))
             if resume is None:
                 return
             state.reset_scopes()
             state.pending_meta_attrs.clear()
+            lines += body.count("\n", offset, resume.start())
             start, offset = "start_definitions", resume.start()
 
 
-def _blank(text: str, upto: int) -> str:
-    """`text` with everything before `upto` turned into spaces (newlines kept), so
-    positions in the rest stay where they were."""
-    return re.sub(r"[^\n]", " ", text[:upto]) + text[upto:]
+def _lines_before(lines: int) -> str:
+    """Text that takes `lines` (at least 1) whole lines and holds no token."""
+    return "/*" + "\n" * (lines - 1) + "*/\n"
 
 
 def _error_pos(e: UnexpectedInput, text: str) -> int:
@@ -277,6 +311,8 @@ def _parse_in(text: str, module: IRModule, source_name: str, expression: bool,
     for name, var in (local_vars or {}).items():
         state.locals.bind(name, var)
     state.meta_table = _load_metadata(state, json_text, json_line, text, metadata)
+    if not expression:
+        load_imports(body, state)
     lark, builder = _get_parser()
     expr = None
     with _lock:

@@ -259,8 +259,9 @@ class ValuePrinter:
 
     def _type_pieces(self, ty: Any) -> list[Any]:
         if isinstance(ty, TensorType):
-            if not ty.shape:
+            if not ty.shape and is_dtype_name(ty.dtype):
                 return [_Raw(ty.dtype)]
+            # `bfloat16` written bare reads as an ADT name (LANGUAGE.md §5.2)
             dims = ", ".join(self._dim(d) for d in ty.shape)
             return [_Raw(f"Tensor[({dims}), {ty.dtype}]")]
         if isinstance(ty, TupleType):

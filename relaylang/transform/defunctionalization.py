@@ -78,7 +78,20 @@ class Defunctionalization(ModulePass):
         typed = infer_types(mod, type_args=True)
         out = defunctionalize(typed, self.func)
         # Nothing to do: the input, typed as InferType types it (without type arguments).
-        return infer.transform_module(mod if out is typed else out, ctx)
+        # The type arguments were for the rewrite: the printer does not write them, so
+        # they are dropped, and the output re-parses to a structurally equal module.
+        return infer.transform_module(mod if out is typed else _without_type_args(out), ctx)
+
+
+def _without_type_args(mod: IRModule) -> IRModule:
+    def strip(old: Expr, new: Expr) -> Expr | None:
+        if isinstance(new, Call) and new.type_args:
+            return Call(new.op, new.args, new.attrs, (), span=new.span)
+        return None
+    out = mod.copy()
+    for gv, fn in mod.functions.items():
+        out.functions[gv] = rewrite(fn, strip)                       # type: ignore[assignment]
+    return out
 
 
 def defunctionalize(mod: IRModule, func: str = "main") -> IRModule:

@@ -32,7 +32,9 @@ from ..ir.module import IRModule
 from ..ir.traverse import rewrite
 from ..ir.types import TensorType
 from ..op import call as op_call
+from ..op.numpy_support import np_dtype
 from ..op.reduce import ReduceAttrs, VarianceAttrs
+from ..op.tensor import CastAttrs
 from ..op.transform import ExpandDimsAttrs
 from .pass_infra import FunctionPass, PassContext, register_pass
 
@@ -82,8 +84,15 @@ def _tensor_type(e: Expr) -> TensorType | None:
     return ty if isinstance(ty, TensorType) else None
 
 
-def _scalar(value: float, dtype: str) -> Constant:
-    return Constant(np.asarray(value, dtype=dtype))
+def _scalar(value: float, dtype: str) -> Expr:
+    """`value` as a 0-d constant of `dtype`; where NumPy has no such dtype (bfloat16,
+    float8, int4, uint1, vector lanes), a float32 constant cast to it, as TVM's
+    MakeConstantScalar converts the value."""
+    try:
+        return Constant(np.asarray(value, dtype=np_dtype(dtype)))
+    except NotImplementedError:
+        return op_call("cast", Constant(np.asarray(value, dtype="float32")),
+                       attrs=CastAttrs(dtype=dtype))
 
 
 def _expand_to_axis(bias: Expr, ndim: int, axis: int) -> Expr:

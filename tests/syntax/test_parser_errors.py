@@ -7,12 +7,11 @@ ever escapes as anything but `DiagnosticError`.
 """
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mutation_fuzz import META, TOKENS, check_only_diagnostics, fuzz_cases, mutated
 
 import relaylang as rl
 from relaylang.ir.diagnostics import Diagnostic, Severity
@@ -604,74 +603,13 @@ EXPR_SEEDS = [
     "free_var %x: float32;\nlet %y = 1 == 1 < 1 + 1 * 1;\n(fn (%a) { %a })(%x) - --5",
     "let %x = match (1) { _ => 2 };\n%3 = match? (%x) { %v => { %v }, };\n(%3, nanf, inff16)",
 ]
-TOKENS = ["(", ")", "{", "}", "[", "]", ",", ";", "=", "==", "=>", "->", ".", ":", "%", "@",
-          "%0", "%9", "%x", "@main", "@nope", "let", "fn", "if", "else", "match", "match?",
-          "type", "def", "extern", "ref", "ref_read", "ref_write", "free_var", "Tensor", "_", "?",
-          "meta[relay.Constant][0]", "meta[relay.Constant][9]", "meta[VirtualDevice][0]",
-          "meta[relay.attrs.DenseAttrs][0]", "meta[tir.SizeVar][0]", "1", "1.5", "-", "--5",
-          "1i8", "65505f16", "inff", '"s"', '"', "/*", "*/", "//", "#[", "#[metadata]",
-          '#[version = "0.0.5"]', "\r", "\n", "\t", "Nil", "Cons", "Some", "add", "cast",
-          "nn.conv2d", "float32", "int32x", "List", "True", "Primitive=1", "k=1", "units=?",
-          "attrs_type_key=\"K\"", "\\", "$", "\x00", "é"]
-META = {"relay.Constant": [np.zeros((2,), "float32")], "VirtualDevice": ["cpu"],
-        "relay.attrs.DenseAttrs": ["dense"], "tir.SizeVar": ["n"]}
-
-
 def test_seeds_are_valid() -> None:
     for seed in SEEDS:
         _, diags = parse_with_diagnostics(seed, metadata=META)
         assert diags == [], [d.short() for d in diags] if diags else None
 
 
-@st.composite
-def mutated(draw: st.DrawFn, seeds: list[str]) -> str:
-    text = draw(st.sampled_from(seeds))
-    for _ in range(draw(st.integers(1, 4))):
-        n = len(text)
-        i = draw(st.integers(0, n))
-        j = min(n, i + draw(st.integers(1, 12)))
-        kind = draw(st.sampled_from(["delete", "insert", "duplicate", "char", "replace",
-                                     "dup_token", "del_token"]))
-        if kind == "delete":
-            text = text[:i] + text[j:]
-        elif kind == "insert":
-            text = text[:i] + draw(st.sampled_from(TOKENS)) + text[i:]
-        elif kind == "duplicate":
-            text = text[:i] + text[i:j] + text[i:]
-        elif kind == "char":
-            text = text[:i] + draw(st.characters(max_codepoint=0x17F)) + text[i:]
-        elif kind == "replace":
-            text = text[:i] + " " + draw(st.sampled_from(TOKENS)) + " " + text[j:]
-        else:
-            tokens = re.findall(r"\S+|\s+", text)
-            if tokens:
-                k = draw(st.integers(0, len(tokens) - 1))
-                if kind == "dup_token":
-                    tokens.insert(k, tokens[draw(st.integers(0, len(tokens) - 1))])
-                else:
-                    del tokens[k]
-                text = "".join(tokens)
-    return text
-
-
-def check_only_diagnostics(text: str, expression: bool) -> None:
-    for metadata in (META, None):
-        try:
-            if expression:
-                rl.parse_expr(text, metadata=metadata)
-            else:
-                rl.parse(text, metadata=metadata)
-        except rl.DiagnosticError as e:
-            assert e.diagnostics
-            for d in e.diagnostics:
-                assert d.span is not None and d.span.line >= 1 and d.span.column >= 1, d
-                assert d.message
-    if not expression:
-        _, diags = parse_with_diagnostics(text, metadata=META)
-        assert all(d.span is not None for d in diags)
-
-
-FUZZ = settings(max_examples=250, deadline=None,
+FUZZ = settings(max_examples=fuzz_cases(250), deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

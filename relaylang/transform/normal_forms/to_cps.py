@@ -38,16 +38,32 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ...ir.block_forms import ATOMIC, is_primitive
+from ...ir.diagnostics import Diagnostic, DiagnosticError
 from ...ir.expr import Call, Clause, Constructor, Expr, Function, GlobalVar, If, Let, Match, Op, Var
 from ...ir.module import IRModule
-from ...ir.types import FuncType, RefType, TupleType, Type, TypeCall, TypeVar
+from ...ir.span import Span
+from ...ir.types import (
+    FuncType,
+    GlobalTypeVar,
+    RefType,
+    TupleType,
+    Type,
+    TypeCall,
+    TypeData,
+    TypeVar,
+    map_type,
+)
 from ...typing import infer_types
 from ..pass_infra import ModulePass, PassContext, register_pass
 from .to_basic_block_normal_form import to_basic_block_normal_form
 
 
-class CPSError(ValueError):
-    """A program ToCPS does not handle (see the module's preconditions)."""
+class CPSError(DiagnosticError):
+    """A program ToCPS does not handle (see the module's preconditions): a located
+    diagnostic, as for any other input a pass refuses."""
+
+    def __init__(self, message: str, span: Span | None):
+        super().__init__([Diagnostic.error(f"ToCPS: {message}", span)])
 
 
 def cps_type(ty: Type, answer: Type) -> Type:
@@ -82,12 +98,24 @@ def _rebuild_type(t: Type, kids: list[Type], answer: Type) -> Type:
         return TupleType(tuple(kids))
     if isinstance(t, FuncType):
         k = FuncType((kids[-1],), answer)
-        return FuncType((*kids[:-1], k), answer, t.type_params)
+        out = FuncType((*kids[:-1], k), answer, t.type_params)
+        return _rebind(out) if t.type_params else out
     if isinstance(t, TypeCall):
         return TypeCall(t.func, tuple(kids))
     if isinstance(t, RefType):
         return RefType(kids[0])
     return t
+
+
+def _rebind(t: FuncType) -> FuncType:
+    """`t` with type parameters of its own. The type of a polymorphic global used as a
+    value (`let %f = @id`) names the global's own TypeVars; the output must not share
+    them between two definitions, which a printed and re-parsed module cannot do."""
+    fresh = {id(tv): TypeVar(tv.name_hint, span=tv.span) for tv in t.type_params}
+    body = map_type(FuncType(t.arg_types, t.ret_type), lambda u: fresh.get(id(u)))
+    assert isinstance(body, FuncType)
+    return FuncType(body.arg_types, body.ret_type, tuple(fresh[id(tv)] for tv in t.type_params),
+                    span=t.span)
 
 
 # ---------------------------------------------------------------- linear blocks
@@ -139,9 +167,11 @@ def _block_children(node: Expr) -> tuple[Expr, ...]:
 class _Converter:
     """Converts the functions of one global; `memo` maps old nodes to atoms of the output."""
 
-    def __init__(self, answer: TypeVar, globals_: dict[int, GlobalVar]):
+    def __init__(self, answer: TypeVar, globals_: dict[int, GlobalVar],
+                 types: dict[GlobalTypeVar, TypeData] | None = None):
         self.answer = answer
         self.memo: dict[int, Expr] = dict(globals_)
+        self.types = types or {}
         self.blocks: list[_Block] = []
         self.prefer: dict[int, Var] = {}
 
@@ -156,8 +186,8 @@ class _Converter:
 
     def function(self, fn: Function, type_params: tuple[TypeVar, ...]) -> _Fn:
         if is_primitive(fn):
-            raise CPSError("ToCPS cannot convert a primitive (fused) function; run it before "
-                           "FuseOps")
+            raise CPSError("cannot convert a primitive (fused) function; run ToCPS before "
+                           "FuseOps", fn.span)
         params = tuple(Var(p.name_hint, self.ty(p.type_annotation or p.checked_type),
                            span=p.span) for p in fn.params)
         for old, new in zip(fn.params, params):
@@ -186,6 +216,8 @@ class _Converter:
 
     # ------------------------------------------------------------ flattening
     def atom(self, e: Expr) -> Expr:
+        if isinstance(e, Constructor) and e.inputs:
+            return self.constructor_value(e)
         return self.memo[id(e)]
 
     def linearize(self, b: _Block) -> None:
@@ -205,8 +237,25 @@ class _Converter:
                 var = self.prefer.pop(id(node), None) or self.fresh(node)
                 b.bindings.append((var, self.rhs(node, b)))
                 self.memo[id(node)] = var
-        b.tail = self.memo[id(b.root)]
+        b.tail = self.atom(b.root)
         self.tail_call(b)
+
+    def constructor_value(self, ctor: Constructor) -> Expr:
+        """A constructor used as a value (not applied) is a function, so in CPS it takes a
+        continuation too: `Cons` becomes `fn (%p0: _, %p1: List[_], %k: fn (List[_]) ->
+        answer) -> answer { %k(Cons(%p0, %p1)) }`, a new one at each use, whose `_` the
+        type checker fills in from that use (a function value is not polymorphic)."""
+        data = self.types.get(ctor.belong_to)
+        params_of_type = {id(tv) for tv in (data.type_params if data is not None else ())}
+
+        def inst(t: Type) -> Type:
+            unknown = map_type(t, lambda u: _unknown() if id(u) in params_of_type else None)
+            return cps_type(unknown, self.answer)
+        params = tuple(Var(f"p{i}", inst(t)) for i, t in enumerate(ctor.inputs))
+        result = TypeCall(ctor.belong_to, tuple(_unknown() for _ in params_of_type))
+        k = Var("k", FuncType((result,), self.answer))
+        body = Call(k, (Call(ctor, params, span=ctor.span),))
+        return Function((*params, k), body, self.answer, span=ctor.span)
 
     def let_step(self, b: _Block, node: Let, phase: int, stack: list[tuple[Expr, int]]) -> None:
         if phase == 0:
@@ -217,12 +266,12 @@ class _Converter:
                 self.prefer[id(node.value)] = var
             stack += [(node, 1), (node.value, 0)]
         elif phase == 1:
-            var, value = self.memo[id(node.var)], self.memo[id(node.value)]
+            var, value = self.memo[id(node.var)], self.atom(node.value)
             if value is not var:
                 b.bindings.append((var, value))    # type: ignore[arg-type]
             stack += [(node, 2), (node.body, 0)]
         else:
-            self.memo[id(node)] = self.memo[id(node.body)]
+            self.memo[id(node)] = self.atom(node.body)
 
     def tail_call(self, b: _Block) -> None:
         """The last binding, when it is the result, becomes the tail (a proper tail call)."""
@@ -304,7 +353,12 @@ def to_cps_module(mod: IRModule) -> IRModule:
     functions: dict[GlobalVar, Function] = {}
     for gv, fn in typed.functions.items():
         answer = TypeVar("answer")
-        functions[renamed[id(gv)]] = _Converter(answer, renamed).run(fn)  # type: ignore[arg-type]
+        converter = _Converter(answer, renamed, typed.type_definitions)  # type: ignore[arg-type]
+        try:
+            functions[renamed[id(gv)]] = converter.run(fn)  # type: ignore[arg-type]
+        except CPSError as e:
+            e.sources = dict(typed.sources)
+            raise
     return IRModule(functions, typed.type_definitions, typed.source_name, typed.sources)
 
 

@@ -26,7 +26,7 @@ from typing import ClassVar
 from ...ir.expr import Call, Expr, Function, GlobalVar, Var
 from ...ir.module import IRModule
 from ...ir.traverse import rewrite
-from ...ir.types import FuncType, Type, type_children
+from ...ir.types import FuncType, Type, TypeVar, map_type, type_children
 from ..pass_infra import ModulePass, PassContext, register_pass
 
 
@@ -58,11 +58,19 @@ def un_cps_function(callee: Expr, fn: Function) -> Function:
     ret = cps_result_type(fn)
     if ret is None:
         raise ValueError("UnCPS needs a function of the shape ToCPS produces")
-    params = tuple(Var(p.name_hint, p.type_annotation, span=p.span) for p in fn.params[:-1])
+    # Type parameters of its own: two globals sharing TypeVar objects would not survive
+    # printing and parsing (each definition binds its own).
+    type_params = tuple(TypeVar(tv.name_hint, span=tv.span) for tv in fn.type_params[:-1])
+    fresh = {id(old): new for old, new in zip(fn.type_params, type_params)}
+
+    def own(t: Type | None) -> Type | None:
+        return None if t is None else map_type(t, lambda u: fresh.get(id(u)))
+    params = tuple(Var(p.name_hint, own(p.type_annotation), span=p.span) for p in fn.params[:-1])
+    ret = own(ret)
     x = Var("x", ret)
     identity = Function((x,), x, ret)
     body = Call(callee, (*params, identity), span=fn.span)
-    return Function(params, body, ret, fn.type_params[:-1], span=fn.span)
+    return Function(params, body, ret, type_params, span=fn.span)
 
 
 @register_pass

@@ -61,11 +61,21 @@ def _binding_vars(fn: Function, nodes: list[Expr]) -> list:
 def _report_unknown_vars(inf: Inferencer, mod: IRModule) -> None:
     solver = inf.solver
     for fn in mod.functions.values():
-        for var in _binding_vars(fn, post_order(fn)):
-            if not solver.is_complete(inf.var_type(var)):
-                name = var.name_hint or "_"
-                inf.report.error(f"cannot infer the type of `%{name}`; annotate it", var.span,
+        nodes = post_order(fn)
+        bound_ops = {id(n.var): n.value.name for n in nodes
+                     if isinstance(n, Let) and isinstance(n.value, Op)}
+        for var in _binding_vars(fn, nodes):
+            if solver.is_complete(inf.var_type(var)):
+                continue
+            op = bound_ops.get(id(var))
+            if op is not None:       # `multiply;` is `let %_ = multiply; ...`
+                inf.report.error(f"operator `{op}` is not called: an operator is not a value; "
+                                 f"call it with its arguments, `{op}(...)`", var.span,
                                  code="cannot-infer")
+                continue
+            name = var.name_hint or "_"
+            inf.report.error(f"cannot infer the type of `%{name}`; annotate it", var.span,
+                             code="cannot-infer")
 
 
 def _set_checked_types(inf: Inferencer, mod: IRModule) -> None:

@@ -44,7 +44,6 @@ from ..ir.expr import (
     Var,
 )
 from ..ir.module import IRModule
-from ..ir.span import Span
 from ..ir.traverse import post_order, rewrite
 from ..ir.types import (
     FuncType,
@@ -60,7 +59,7 @@ from ..ir.types import (
 )
 from ..op.relation import TypeRelError
 from .patterns import PatternTyper
-from .report import Reporter, type_text
+from .report import LazyNote, Reporter, Site, Use, type_text
 from .scc import strongly_connected_components
 from .solver import Solver, UnifyError
 
@@ -147,7 +146,7 @@ class Inferencer:
         for name, fn, nodes in component:
             inferred = self.infer(fn, nodes)
             # An unannotated result is a hole in the signature until the body fills it.
-            self.unify(signatures[name].ret_type, inferred.ret_type, self.report.at(fn, 0),
+            self.unify(signatures[name].ret_type, inferred.ret_type, Use(fn, 0),
                        f"the result of `@{name}`")
         self.monomorphic.difference_update(generic_open)
         if not generic_open:
@@ -181,12 +180,15 @@ class Inferencer:
             return self._constructor(node)
         return self.types[id(node)]
 
-    def unify(self, expected: Type, actual: Type, span: Span | None, what: str,
-              *notes: Note) -> Type:
+    def unify(self, expected: Type, actual: Type, site: Site, what: str,
+              *notes: Note | LazyNote) -> Type:
+        """Unify; on a mismatch report it at `site` (a `Use` is located only then)."""
         try:
             return self.solver.unify(expected, actual)
         except UnifyError as e:
-            self.report.mismatch(what, expected, actual, e.message, span, *notes)
+            report = self.report
+            report.mismatch(what, expected, actual, e.message, report.span(site),
+                            *(report.note(n) for n in notes))
             return expected
 
     def instantiate(self, ft: FuncType) -> FuncType:
@@ -272,22 +274,22 @@ class Inferencer:
         declared = self.var_type(node.var)
         notes = [Note("annotated here", node.var.type_annotation.span)] \
             if node.var.type_annotation is not None and node.var.type_annotation.span else []
-        self.unify(declared, self.t(node.value), self.report.at(node, 0),
+        self.unify(declared, self.t(node.value), Use(node, 0),
                    f"the value bound to `%{node.var.name_hint}`", *notes)
         return self.t(node.body)
 
     def _if(self, node: If) -> Type:
-        self.unify(BOOL, self.t(node.cond), self.report.at(node, 0), "the condition of `if`")
+        self.unify(BOOL, self.t(node.cond), Use(node, 0), "the condition of `if`")
         return self.unify(self.t(node.true_branch), self.t(node.false_branch),
-                          self.report.at(node, 2), "the else-branch of `if`",
-                          Note("the then-branch is here", self.report.at(node, 1)))
+                          Use(node, 2), "the else-branch of `if`",
+                          LazyNote("the then-branch is here", Use(node, 1)))
 
     def _function(self, fn: Function) -> Type:
         body = self.t(fn.body)
         if fn.ret_type is not None:
             notes = [Note("the result type is declared here", fn.ret_type.span)] \
                 if fn.ret_type.span else []
-            self.unify(fn.ret_type, body, self.report.at(fn, 0), "the function body", *notes)
+            self.unify(fn.ret_type, body, Use(fn, 0), "the function body", *notes)
         return FuncType(tuple(self.var_type(p) for p in fn.params),
                         fn.ret_type if fn.ret_type is not None else body, fn.type_params)
 
@@ -308,12 +310,12 @@ class Inferencer:
 
     def _ref_read(self, node: RefRead) -> Type:
         value = self.solver.fresh()
-        self.unify(RefType(value), self.t(node.ref), self.report.at(node, 0),
+        self.unify(RefType(value), self.t(node.ref), Use(node, 0),
                    "the argument of ref_read")
         return value
 
     def _ref_write(self, node: RefWrite) -> Type:
-        self.unify(RefType(self.t(node.value)), self.t(node.ref), self.report.at(node, 0),
+        self.unify(RefType(self.t(node.value)), self.t(node.ref), Use(node, 0),
                    "the reference of ref_write")
         return UNIT
 
@@ -328,7 +330,7 @@ class Inferencer:
         args = [self.t(a) for a in node.args]
         if isinstance(callee, IncompleteType):
             result = self.solver.fresh()
-            self.unify(callee, FuncType(tuple(args), result), self.report.at(node, 0), "the callee")
+            self.unify(callee, FuncType(tuple(args), result), Use(node, 0), "the callee")
             return result
         if not isinstance(callee, FuncType):
             self.report.error(f"cannot call a value of type {type_text(self.solver, callee)}: "
@@ -344,7 +346,7 @@ class Inferencer:
             return callee.ret_type
         notes = self._monomorphic_note(node.op)
         for i, (param, arg) in enumerate(zip(callee.arg_types, node.args)):
-            self.unify(param, self.t(arg), self.report.at(node, i + 1), f"argument {i + 1} of {name}",
+            self.unify(param, self.t(arg), Use(node, i + 1), f"argument {i + 1} of {name}",
                        *self.report.param_note(node.op, i, self.mod), *notes)
         return callee.ret_type
 

@@ -38,6 +38,9 @@ class Solver:
         # Bound holes are kept alive: `_bound` is keyed by id(), and a freed hole's id
         # could be reused by a new hole, which would inherit its binding.
         self._holes: list[IncompleteType] = []
+        self._closed: dict[int, Type] = {}     # types without unbound holes (kept alive)
+        self._memo: dict[int, tuple[Type, Type]] = {}    # resolve's, until the next binding
+        self._memo_at = 0
 
     # ------------------------------------------------------------ holes
     def fresh(self) -> IncompleteType:
@@ -56,10 +59,16 @@ class Solver:
         return t
 
     def resolve(self, t: Type) -> Type:
-        """`t` with every bound hole replaced by what it stands for, all the way down."""
+        """`t` with every bound hole replaced by what it stands for, all the way down.
+
+        Results are remembered until the next binding, so resolving the types of every
+        node of a program (each nested tuple type sharing its fields' types) costs the
+        size of all the types together, not the sum of their sizes."""
         if isinstance(t, TensorType):
             return t
-        done: dict[int, Type] = {}
+        if self._memo_at != len(self._holes):
+            self._memo, self._memo_at = {}, len(self._holes)
+        done = self._memo                  # id -> (type, resolved): the key kept alive
         stack: list[tuple[Type, bool]] = [(t, False)]
         while stack:
             node, expanded = stack.pop()
@@ -68,40 +77,65 @@ class Solver:
             if isinstance(node, IncompleteType):
                 target = self.find(node)
                 if target is node:
-                    done[id(node)] = node
+                    done[id(node)] = (node, node)
                 elif id(target) in done:
-                    done[id(node)] = done[id(target)]
+                    done[id(node)] = (node, done[id(target)][1])
                 else:
                     stack.extend(((node, True), (target, False)))
                 continue
             kids = type_children(node)
             if not kids:
-                done[id(node)] = node
+                done[id(node)] = (node, node)
             elif not expanded:
                 stack.append((node, True))
                 stack.extend((k, False) for k in kids if id(k) not in done)
             else:
-                new = [done[id(k)] for k in kids]
+                new = [done[id(k)][1] for k in kids]
                 same = all(a is b for a, b in zip(kids, new))
-                done[id(node)] = node if same else with_type_children(node, new)
-        return done[id(t)]
+                done[id(node)] = (node, node if same else with_type_children(node, new))
+        return done[id(t)][1]
 
     def is_complete(self, t: Type) -> bool:
-        stack = [self.find(t)]
-        while stack:
-            n = stack.pop()
-            if isinstance(n, IncompleteType):
-                return False
-            stack.extend(self.find(k) for k in type_children(n))
-        return True
+        """Whether `t` has no unbound hole left."""
+        return not self._reaches(t, None)
 
     def _occurs(self, hole: IncompleteType, t: Type) -> bool:
-        stack = [t]
+        return self._reaches(t, hole)
+
+    def _reaches(self, t: Type, hole: IncompleteType | None) -> bool:
+        """Whether `t` reaches `hole` (any unbound hole if None), following bindings.
+
+        A type that reaches no unbound hole never will (a bound hole stays bound), so
+        such types are remembered as closed and never walked again: the occurs check
+        of `let %t2 = (%t1, %x)` stops at the closed type of `%t1`, and checking a
+        chain of nested tuples is linear. Each walk visits a shared subtree once."""
+        closed, find = self._closed, self.find
+        open_: set[int] = set()
+        stack: list[tuple[Type, bool]] = [(t, False)]
         while stack:
-            n = self.find(stack.pop())
-            if n is hole:
-                return True
-            stack.extend(type_children(n))
+            node, expanded = stack.pop()
+            node = find(node)
+            key = id(node)
+            if key in closed:
+                continue
+            if expanded:               # its children are decided: closed, or open
+                if all(id(find(k)) in closed for k in type_children(node)):
+                    closed[key] = node
+                continue
+            if key in open_:
+                continue               # seen in this walk (a shared subtree), or open
+            if isinstance(node, IncompleteType):       # unbound: find stopped here
+                if hole is None or node is hole:
+                    return True
+                open_.add(key)
+                continue
+            kids = type_children(node)
+            if not kids:
+                closed[key] = node
+                continue
+            open_.add(key)             # seen; closed once its children are
+            stack.append((node, True))
+            stack.extend((k, False) for k in kids)
         return False
 
     # ------------------------------------------------------------ unification
@@ -121,7 +155,7 @@ class Solver:
                 self._holes.append(hole)
                 continue
             pending.extend(self._unify_step(x, y, where))
-        return self.resolve(a)
+        return self.find(a)
 
     def _unify_step(self, x: Type, y: Type, where: str) -> list[tuple[Type, Type, str]]:
         if isinstance(x, TensorType) and isinstance(y, TensorType):

@@ -54,7 +54,7 @@ from ...ir.expr import Call, Constant, Expr, Function, Op, Var
 from ...ir.module import IRModule
 from ...ir.normal_forms import is_opaque, opaque_children
 from ...ir.traverse import post_order
-from ...ir.types import TensorType
+from ...ir.types import FuncType, TensorType
 from ...op import OpPattern, get_op_def
 from ..pass_infra import ModulePass, PassContext, register_pass
 from .dominators import dataflow_graph
@@ -191,7 +191,8 @@ def _rebuild(order: list[Expr], fn: Function, groups: dict[int, _Group],
             done[id(node)] = _fused_call(group, done)
             continue
         kids = opaque_children(node)
-        done[id(node)] = node.with_children([done[id(c)] for c in kids]) if kids else node
+        done[id(node)] = _typed_as(node.with_children([done[id(c)] for c in kids]), node) \
+            if kids else node
     out = done[id(fn)]
     assert isinstance(out, Function)
     return out
@@ -213,17 +214,28 @@ def _fused_call(group: _Group, done: dict[int, Expr]) -> Call:
                 if isinstance(arg, Constant) and arg.data.ndim == 0:
                     local[id(arg)] = arg          # scalars stay in the kernel
                 else:
-                    param = Var(f"p{len(params)}", arg.checked_type)
+                    param = _typed_as(Var(f"p{len(params)}", arg.checked_type), arg)
                     params.append(param)
                     inputs.append(done[id(arg)])
                     local[id(arg)] = param
             args.append(local[id(arg)])
-        local[id(member)] = Call(member.op, tuple(args), member.attrs, member.type_args,
-                                 span=member.span)
-    body = local[id(group.root)]
-    prim = Function(tuple(params), body, group.root.checked_type,
+        local[id(member)] = _typed_as(Call(member.op, tuple(args), member.attrs,
+                                           member.type_args, span=member.span), member)
+    root = group.root
+    prim = Function(tuple(params), local[id(root)], root.checked_type,
                     attrs=DictAttrs((("Primitive", 1),)))
-    return Call(prim, tuple(inputs), span=group.root.span)
+    if root.checked_type is not None:
+        prim.set_checked_type(FuncType(tuple(p.type_annotation for p in params),
+                                       root.checked_type))
+    return _typed_as(Call(prim, tuple(inputs), span=root.span), root)
+
+
+def _typed_as(new: Expr, old: Expr) -> Expr:
+    """`new`, which computes what `old` did, with `old`'s type: fusing changes no type, so
+    the output is typed as it is built and InferType need not run over it again."""
+    if new is not old and new.checked_type is None and old.checked_type is not None:
+        new.set_checked_type(old.checked_type)
+    return new
 
 
 def _children_within(group: _Group) -> Callable[[Expr], tuple[Expr, ...]]:

@@ -20,6 +20,7 @@ _LAZY = {
     "IRModule": ("relaylang.ir.module", "IRModule"),
     "evaluate": ("relaylang.backend.interpreter.executor", "evaluate"),
     "create_executor": ("relaylang.backend.interpreter.executor", "create_executor"),
+    "prelude": ("relaylang.std", "prelude"),
 }
 
 # The IR builder (DESIGN.md, "building IR from Python"). Op builders (`nn.conv2d`,
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     from .ir.diagnostics import Diagnostic, DiagnosticError
     from .ir.equal import structural_equal, structural_hash
     from .ir.module import IRModule
+    from .std import prelude
     from .syntax.parser import parse, parse_expr
     from .syntax.printer import astext
 

@@ -26,6 +26,7 @@ LAYERS: dict[str, int] = {
     "relaylang.analysis": 3,     # rl.analysis: IR checkers plus the registry's answers
     "relaylang.syntax": 4,
     "relaylang.typing": 5,
+    "relaylang.std": 5,          # the standard library (Relay text): parsed, then type-checked
     "relaylang.transform": 6,
     "relaylang.backend": 7,
     "relaylang.frontend": 8,

@@ -121,8 +121,33 @@ def literal_array(name: str, text: str, dtype: str) -> np.ndarray:
     return array
 
 
-def random_input(name: str, ty: Type | None, rng: np.random.Generator) -> np.ndarray:
-    """A random tensor of type `ty`: floats standard normal, integers in [0, 10), bools fair."""
+# Op inputs that must be positive for a meaningful result: a random variance drawn
+# negative makes batch_norm's sqrt(var + eps) NaN.
+POSITIVE_INPUTS = frozenset({"moving_var"})
+
+
+def _memory_bytes() -> int:
+    import os
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return 8 << 30
+
+
+def _size_text(n: int) -> str:
+    value, units = float(n), ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
+    unit = 0
+    while value >= 1024 and unit + 1 < len(units):
+        value, unit = value / 1024, unit + 1
+    return f"{int(value)} bytes" if unit == 0 else f"{value:.2f} {units[unit]}"
+
+
+def random_input(name: str, ty: Type | None, rng: np.random.Generator,
+                 positive: bool = False, max_bytes: int | None = None) -> np.ndarray:
+    """A random tensor of type `ty`: floats standard normal (`positive`: uniform in
+    [0.5, 1.5), for variances), integers in [0, 10), bools fair. Made in `ty`'s dtype
+    directly; a tensor larger than `max_bytes` (default: half the machine's memory) is
+    refused with an InputSourceError saying its size."""
     if not isinstance(ty, TensorType):
         what = type_text(ty) if ty is not None else "_"
         raise InputSourceError(f"cannot make a random input for %{name} of type {what}: "
@@ -131,9 +156,22 @@ def random_input(name: str, ty: Type | None, rng: np.random.Generator) -> np.nda
         raise InputSourceError(f"cannot make a random input for %{name} of type "
                                f"{type_text(ty)}: its shape is not fully known")
     shape = tuple(int(d) for d in ty.shape)
+    elements = 1
+    for d in shape:
+        elements *= d
+    nbytes = elements * np.dtype(ty.dtype).itemsize
+    limit = _memory_bytes() // 2 if max_bytes is None else max_bytes
+    if nbytes > limit:
+        raise InputSourceError(f"cannot make a random input for %{name} of type "
+                               f"{type_text(ty)}: it needs {_size_text(nbytes)}, more than "
+                               f"the {_size_text(limit)} allowed (half the memory)")
     kind = dtype_kind(ty.dtype)
     if kind == "float":
-        return rng.standard_normal(shape).astype(ty.dtype)
+        native = ty.dtype if ty.dtype in ("float32", "float64") else "float32"
+        values = (rng.random(shape, dtype=native) + 0.5 if positive   # stays `native`
+                  else rng.standard_normal(shape, dtype=native))
+        return values.astype(ty.dtype, copy=False)
     if kind == "bool":
-        return rng.integers(0, 2, shape).astype(bool)
-    return rng.integers(0, 10, shape).astype(ty.dtype)
+        return rng.integers(0, 2, shape, dtype=np.int8).astype(bool)
+    low = 1 if positive else 0
+    return rng.integers(low, 10, shape, dtype=ty.dtype)

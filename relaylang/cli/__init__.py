@@ -33,6 +33,11 @@ COMMANDS: dict[str, str] = {
 PLUGIN_GROUP = "relaylang.commands"
 
 
+def _version() -> str:
+    from .. import __version__
+    return __version__
+
+
 def _load(target: str) -> AddParser:
     import importlib
     module, _, name = target.partition(":")
@@ -48,7 +53,9 @@ def _plugins() -> dict[str, Any]:
 def _adders(argv: Sequence[str]) -> list[AddParser]:
     """Who adds the parsers this command line needs: the named subcommand's module alone,
     or every subcommand's when there is none to name (`relay --help`, a mistyped name)."""
-    name = argv[0] if argv else None       # the top level has no options but -h
+    name = argv[0] if argv else None       # the top level has no options but -h, --version
+    if name == "--version":
+        return []
     if name in COMMANDS:
         return [_load(COMMANDS[name])]
     plugins = _plugins()
@@ -68,6 +75,7 @@ def parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     none)."""
     top = argparse.ArgumentParser(
         prog="relay", description="Tools for the Relay text IR (TVM's text format 0.0.5).")
+    top.add_argument("--version", action="version", version=f"relay (relaylang) {_version()}")
     sub = top.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for add in _adders(argv):
@@ -75,9 +83,21 @@ def parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     return top
 
 
+def _subcommand_parser(top: argparse.ArgumentParser, name: str | None) -> argparse.ArgumentParser:
+    """The parser of subcommand `name` (the top-level one when there is none)."""
+    for action in top._actions:
+        if isinstance(action, argparse._SubParsersAction) and name in action.choices:
+            return action.choices[name]
+    return top
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = parser(argv).parse_args(argv)
+    top = parser(argv)
+    args, unknown = top.parse_known_args(argv)
+    if unknown:      # said by the subcommand's parser, with its usage, not the top level's
+        _subcommand_parser(top, args.command).error(
+            f"unrecognized arguments: {' '.join(unknown)}")
     run: Callable[[argparse.Namespace], int] = args.run
     try:
         return run(args)

@@ -26,14 +26,28 @@ def error(path: str, message: str) -> None:
     print(f"{path}: error: {message}", file=sys.stderr)
 
 
+STDIN = "-"
+STDIN_NAME = "<stdin>"
+
+
+def source_name(path: str) -> str:
+    """The name diagnostics give a file: `<stdin>` for `-`."""
+    return STDIN_NAME if path == STDIN else path
+
+
 def read(path: str) -> str | None:
-    """The text of `path`, or None after saying on stderr why it cannot be read."""
+    """The text of `path` (`-`: standard input), a UTF-8 byte-order mark dropped, or None
+    after saying on stderr why it cannot be read."""
     from pathlib import Path
     try:
-        return Path(path).read_text(encoding="utf-8")
+        if path == STDIN:
+            data = sys.stdin.buffer.read()
+        else:
+            data = Path(path).read_bytes()
+        return data.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
     except (OSError, UnicodeDecodeError) as e:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-        error(path, f"cannot read file: {reason}")
+        error(source_name(path), f"cannot read file: {reason}")
         return None
 
 
@@ -48,17 +62,23 @@ def write(path: str, text: str) -> bool:
     return True
 
 
-def expand(paths: Sequence[str]) -> list[str]:
-    """Files as given; directories become the `.relay` files inside them."""
+def expand(paths: Sequence[str]) -> list[str] | None:
+    """Files as given; directories become the `.relay` files inside them. None after an
+    error on stderr for a directory that holds none (nothing checked is not a success)."""
     from pathlib import Path
     out: list[str] = []
+    empty = False
     for p in paths:
         path = Path(p)
-        if path.is_dir():
-            out.extend(str(f) for f in sorted(path.rglob("*.relay")))
+        if p != STDIN and path.is_dir():
+            found = sorted(path.rglob("*.relay"))
+            if not found:
+                error(p, "no .relay files in this directory")
+                empty = True
+            out.extend(str(f) for f in found)
         else:
             out.append(p)
-    return out
+    return None if empty else out
 
 
 def parse_file(path: str) -> IRModule | None:
@@ -69,7 +89,7 @@ def parse_file(path: str) -> IRModule | None:
     if text is None:
         return None
     try:
-        return parse(text, source_name=path)
+        return parse(text, source_name=source_name(path))
     except DiagnosticError as e:
         print(e.render(color=color()), file=sys.stderr)
         return None

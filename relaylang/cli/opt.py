@@ -2,8 +2,9 @@
 
     relay opt model.relay -p InferType,ToANormalForm --print-after-all --verify-each
     relay opt model.relay -O3 -p ToANormalForm     # relay.build's pipeline, then -p
+    relay opt model.relay -O3 --params model.npz   # weights bound as constants first
 
-`-O N` runs the standard pipeline (`relaylang.transform.optimize.default_pipeline`) at opt
+`-O N` runs the standard pipeline (`relaylang.transform.default_pipeline`) at opt
 level N, before the `-p` passes; `--opt-level` defaults to N then (else to 2).
 
 The pipeline is `NAME[{option=value,...}]` items separated by commas (commas inside braces
@@ -59,6 +60,10 @@ def cmd_opt(args: argparse.Namespace) -> int:
     mod = parse_file(args.file)
     if mod is None:
         return EXIT_DIAGNOSTICS
+    if args.params is not None:
+        mod = _bind_params(args, mod)
+        if mod is None:
+            return EXIT_DIAGNOSTICS
     _warn_skipped(pipeline, args.file)
     try:
         result = pipeline.run(mod)
@@ -74,6 +79,23 @@ def cmd_opt(args: argparse.Namespace) -> int:
         text = highlight_text(text, color=True)
     sys.stdout.write(text)
     return EXIT_OK
+
+
+def _bind_params(args: argparse.Namespace, mod: IRModule) -> IRModule | None:
+    """`mod` with the `--params` arrays bound as constants into `@entry` (as relay.build's
+    `params=`, so FoldConstant and FoldScaleAxis see the weights); None after an error."""
+    from ..backend.params import InputSourceError, load_params
+    from ..transform import BindParams, BindParamsError
+    if not any(gv.name_hint == args.entry for gv in mod.functions):
+        error(args.file, f"--params: the module has no function @{args.entry}")
+        return None
+    try:
+        return BindParams(load_params(args.params), entry=args.entry)(mod)
+    except InputSourceError as e:
+        error(e.path or args.params, e.message)
+    except BindParamsError as e:
+        error(args.params, str(e))
+    return None
 
 
 def _use_color(when: str) -> bool:
@@ -108,6 +130,11 @@ def add_opt_parser(sub: Any) -> None:
     p.add_argument("--verify-each", action="store_true",
                    help="after each pass check for free variables and type errors, "
                         "naming the pass that broke the module")
+    p.add_argument("--params", metavar="FILE.npz",
+                   help="bind these arrays as constants to the parameters of their names "
+                        "before the passes (relay.build's params)")
+    p.add_argument("--entry", default="main",
+                   help="the function --params binds into (default: main)")
     p.add_argument("-o", "--output", metavar="OUT", help="write the module here, not stdout")
     p.add_argument("--color", nargs="?", const="always", default="auto",
                    choices=["auto", "always", "never"],

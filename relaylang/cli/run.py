@@ -1,7 +1,7 @@
 """`relay run FILE`: run a function with the reference interpreter.
 
     relay run FILE [--entry main] [--input NAME=FILE.npy] [--params FILE.npz] [--random-inputs]
-             [--time] [--full] [--output FILE.npy] [--top-k K]
+             [--max-depth N] [--time] [--full] [--output FILE.npy] [--top-k K]
 
 The result is printed as NumPy prints it (tuples one leaf per line); every problem with
 the inputs is one line `FILE: error: ...`, run-time errors point at the source.
@@ -45,9 +45,37 @@ def _bind_params(args: argparse.Namespace, mod: IRModule) -> tuple[IRModule, set
         raise _fail(args.params, str(e)) from e
 
 
-def _given_inputs(args: argparse.Namespace, fn: Function, bound: set[str]) -> dict[int, Any]:
+def _expression_input(mod: IRModule, name: str, text: str, ty: Any) -> Any:
+    """The value of `--input NAME=EXPR` for a parameter that is not a tensor (an ADT, a
+    tuple): EXPR is Relay text read in the module (its constructors and globals), checked
+    against the parameter's type and run. Errors are located in the text of the option."""
+    from ..backend.interpreter.executor import create_executor
+    from ..backend.interpreter.machine import InterpreterError
+    from ..ir.diagnostics import Severity, render_all
+    from ..ir.expr import Function, GlobalVar
+    from ..syntax.parser import parse_in_module
+    from ..typing import check_module
+    source = f"--input {name}"
+    sources = {**mod.sources, source: text}
+    found = parse_in_module(text, mod, source, expression=True)
+    diagnostics = found.diagnostics
+    if found.expr is not None and not any(d.severity is Severity.ERROR for d in diagnostics):
+        gv = GlobalVar(f"input_{name}")
+        _typed, diagnostics = check_module(mod.with_function(gv, Function((), found.expr, ty)))
+        if not any(d.severity is Severity.ERROR for d in diagnostics):
+            try:
+                return create_executor(_typed, gv.name_hint)()
+            except InterpreterError as e:
+                raise _fail(source, e.message) from e
+    raise _RunFailed(render_all([d for d in diagnostics if d.severity is Severity.ERROR],
+                                sources, color=color()))
+
+
+def _given_inputs(args: argparse.Namespace, fn: Function, bound: set[str],
+                  mod: IRModule) -> dict[int, Any]:
     """The `--input` values by parameter identity."""
     from ..backend.params import InputSourceError, input_value, split_input
+    from ..ir.types import TensorType
     from ..transform.bind_params import find_param, param_names, param_type
     given: dict[int, Any] = {}
     for spec in args.input:
@@ -60,20 +88,46 @@ def _given_inputs(args: argparse.Namespace, fn: Function, bound: set[str]) -> di
                                        f"%{name} ({why}; parameters: {param_names(fn)})")
             if id(var) in given:
                 raise _fail(args.file, f"--input {name}: %{var.name_hint} is given twice")
-            given[id(var)] = input_value(name, text, param_type(var))
+            ty = param_type(var)
+            if ty is not None and not isinstance(ty, TensorType) and \
+                    not text.lower().endswith(".npy"):
+                given[id(var)] = _expression_input(mod, name, text, ty)
+            else:
+                given[id(var)] = input_value(name, text, ty)
         except InputSourceError as e:
             raise _fail(e.path or args.file, e.message) from e
     return given
 
 
-def _gather_inputs(args: argparse.Namespace, fn: Function, bound: set[str]) -> list[Any]:
+def _positive_params(fn: Function) -> set[int]:
+    """The parameters (by identity) passed straight to an op input that must be positive
+    (batch_norm's `moving_var`): --random-inputs draws them positive."""
+    from ..backend.params import POSITIVE_INPUTS
+    from ..ir.expr import Call, Op, Var
+    from ..ir.traverse import post_order
+    from ..op.registry import get_op_def
+    params = {id(p) for p in fn.params}
+    out: set[int] = set()
+    for node in post_order(fn.body):
+        if type(node) is Call and isinstance(node.op, Op):
+            op_def = get_op_def(node.op.name)
+            names = op_def.input_names if op_def is not None else ()
+            for arg, input_name in zip(node.args, names):
+                if type(arg) is Var and id(arg) in params and input_name in POSITIVE_INPUTS:
+                    out.add(id(arg))
+    return out
+
+
+def _gather_inputs(args: argparse.Namespace, fn: Function, bound: set[str],
+                   mod: IRModule) -> list[Any]:
     """One value per remaining parameter: given, random, or a one-line error per missing one."""
     import numpy as np
 
     from ..backend.params import InputSourceError, random_input
     from ..syntax.printer import astext
     from ..transform.bind_params import param_type
-    given = _given_inputs(args, fn, bound)
+    given = _given_inputs(args, fn, bound, mod)
+    positive = _positive_params(fn)
     rng = np.random.default_rng(args.seed)
     values: list[Any] = []
     missing: list[str] = []
@@ -82,10 +136,13 @@ def _gather_inputs(args: argparse.Namespace, fn: Function, bound: set[str]) -> l
         if id(var) in given:
             values.append(given[id(var)])
         elif args.random_inputs:
+            where = str(var.span) if var.span is not None else args.file
             try:
-                values.append(random_input(name, ty, rng))
+                values.append(random_input(name, ty, rng, positive=id(var) in positive))
             except InputSourceError as e:
-                raise _fail(args.file, e.message) from e
+                raise _fail(where, e.message) from e
+            except MemoryError as e:
+                raise _fail(where, f"not enough memory for a random %{name}") from e
         else:
             missing.append(f"{args.file}: error: no input for %{name}: "
                            f"{astext(ty) if ty is not None else '_'} (give --input "
@@ -102,7 +159,7 @@ def _execute(args: argparse.Namespace, typed: IRModule, values: list[Any]) -> An
     from ..backend.interpreter.executor import InputError, create_executor
     from ..backend.interpreter.machine import InterpreterError
     from ..ir.diagnostics import Diagnostic, render
-    executor = create_executor(typed, args.entry)
+    executor = create_executor(typed, args.entry, max_depth=args.max_depth)
     start = time.perf_counter()
     try:
         result = executor(*values)
@@ -137,6 +194,20 @@ def _result_text(value: Any, full: bool) -> str:
             text = repr(item)
         lines.append(prefix + text)
     return "\n".join(lines)
+
+
+def _has_nan(value: Any) -> bool:
+    """Whether a tensor of the result (tuples walked without recursion) holds a NaN."""
+    import numpy as np
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, tuple):
+            stack.extend(item)
+        elif isinstance(item, (np.ndarray, np.generic)) and item.dtype.kind in "fc" and \
+                bool(np.isnan(item).any()):
+            return True
+    return False
 
 
 def _save_output(args: argparse.Namespace, result: Any) -> None:
@@ -179,8 +250,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             return EXIT_DIAGNOSTICS
         fn = typed[args.entry]
         assert isinstance(fn, Function)
-        result = _execute(args, typed, _gather_inputs(args, fn, bound))
+        result = _execute(args, typed, _gather_inputs(args, fn, bound, typed))
         print(_result_text(result, args.full))
+        if args.random_inputs and _has_nan(result):
+            print(f"{args.file}: warning: the result contains NaN (a random input outside "
+                  "an op's domain? give that parameter with --input)", file=sys.stderr)
         if args.top_k:
             print(_top_k_text(result, args.top_k, args.file))
         if args.output is not None:
@@ -191,18 +265,33 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
+    return value
+
+
 def add_run_parser(sub: Any) -> None:
     p = sub.add_parser("run", help="run a function with the reference interpreter")
     p.add_argument("file", metavar="FILE", help="a .relay file")
     p.add_argument("--entry", default="main", help="the function to run (default: main)")
     p.add_argument("--input", action="append", default=[], metavar="NAME=VALUE",
                    help="a parameter's value: NAME=FILE.npy, or a literal (NAME=3, "
-                        "NAME=2.5, NAME=[1,2,3]) converted to its dtype; repeatable")
+                        "NAME=2.5, NAME=[1,2,3]) converted to its dtype; for an ADT or "
+                        "tuple parameter a Relay expression (NAME='Cons(1f, Nil)'); "
+                        "repeatable")
     p.add_argument("--params", metavar="FILE.npz",
                    help="arrays bound as constants to the parameters of their names")
     p.add_argument("--random-inputs", action="store_true",
                    help="fill tensor parameters without --input with random values")
     p.add_argument("--seed", type=int, default=0, help="seed for --random-inputs (default: 0)")
+    p.add_argument("--max-depth", type=_positive_int, default=None, metavar="N",
+                   help="stop with 'recursion too deep' when more than N calls are pending "
+                        "(default: sized to the machine's memory, millions)")
     p.add_argument("--time", action="store_true", help="print the run's wall time on stderr")
     p.add_argument("--full", action="store_true", help="print arrays in full, not summarised")
     p.add_argument("--output", metavar="FILE.npy", help="also save the (tensor) result")

@@ -2,9 +2,11 @@
 
     relay parse FILE...          check syntax; errors as FILE:LINE:COL: message
     relay check FILE...          parse + type check; prints each global's type
-    relay fmt FILE... [--check] [-i]
+    relay fmt FILE... [--check] [-i [--force]]
 
-A directory stands for the `.relay` files under it.
+A directory stands for the `.relay` files under it (one that holds none is an error);
+`-` is standard input. `fmt -i` refuses to rewrite a file whose comments inside
+definitions the layout would drop (exit 1, the file untouched) unless `--force`.
 """
 from __future__ import annotations
 
@@ -12,12 +14,14 @@ import argparse
 import sys
 from typing import Any
 
-from .common import EXIT_DIAGNOSTICS, EXIT_OK, color, expand, parse_file, read, type_check, write
+from .common import (EXIT_DIAGNOSTICS, EXIT_OK, EXIT_USAGE, STDIN, color, error, expand,
+                     parse_file, read, source_name, type_check, write)
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
-    status = EXIT_OK
-    for path in expand(args.files):
+    paths = expand(args.files)
+    status = EXIT_OK if paths is not None else EXIT_DIAGNOSTICS
+    for path in paths or ():
         if parse_file(path) is None:
             status = EXIT_DIAGNOSTICS
     return status
@@ -25,15 +29,16 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from ..syntax.printer import astext
-    status = EXIT_OK
-    for path in expand(args.files):
+    paths = expand(args.files)
+    status = EXIT_OK if paths is not None else EXIT_DIAGNOSTICS
+    for path in paths or ():
         mod = parse_file(path)
         typed = type_check(mod) if mod is not None else None
         if typed is None:
             status = EXIT_DIAGNOSTICS
             continue
         for gv in sorted(typed.functions, key=lambda g: g.name_hint):
-            print(f"{path}: @{gv.name_hint}: {astext(gv.checked_type)}")
+            print(f"{source_name(path)}: @{gv.name_hint}: {astext(gv.checked_type)}")
     return status
 
 
@@ -42,26 +47,40 @@ def cmd_fmt(args: argparse.Namespace) -> int:
 
     from ..ir.diagnostics import DiagnosticError
     from ..syntax.format import format_text
-    status = EXIT_OK
-    for path in expand(args.files):
+    if args.in_place and STDIN in args.files:
+        error("relay fmt", "-i cannot rewrite standard input (-)")
+        return EXIT_USAGE
+    if args.force and not args.in_place:
+        error("relay fmt", "--force only goes with -i")
+        return EXIT_USAGE
+    paths = expand(args.files)
+    status = EXIT_OK if paths is not None else EXIT_DIAGNOSTICS
+    for path in paths or ():
+        name = source_name(path)
         text = read(path)
         if text is None:
             status = EXIT_DIAGNOSTICS
             continue
         try:
-            formatted = format_text(text, source_name=path)
+            formatted = format_text(text, source_name=name)
         except DiagnosticError as e:
             print(e.render(color=color()), file=sys.stderr)
             status = EXIT_DIAGNOSTICS
             continue
+        if formatted.dropped_comments and args.in_place and not args.force:
+            error(name, f"not rewritten: {formatted.dropped_comments} comment(s) inside "
+                        "definitions would be lost (fmt keeps only those before each "
+                        "definition); move them there, or give --force to drop them")
+            status = EXIT_DIAGNOSTICS
+            continue
         if formatted.dropped_comments:
-            print(f"{path}: warning: {formatted.dropped_comments} comment(s) inside definitions "
+            print(f"{name}: warning: {formatted.dropped_comments} comment(s) inside definitions "
                   "are not kept by fmt", file=sys.stderr)
         if args.check:
             if formatted.text != text:
                 diff = difflib.unified_diff(text.splitlines(keepends=True),
                                             formatted.text.splitlines(keepends=True),
-                                            fromfile=path, tofile=f"{path} (formatted)")
+                                            fromfile=name, tofile=f"{name} (formatted)")
                 sys.stdout.writelines(diff)
                 status = EXIT_DIAGNOSTICS
         elif args.in_place:
@@ -73,7 +92,8 @@ def cmd_fmt(args: argparse.Namespace) -> int:
 
 
 def _files(p: argparse.ArgumentParser) -> None:
-    p.add_argument("files", nargs="+", metavar="FILE", help=".relay files or directories")
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help=".relay files or directories; - for standard input")
 
 
 def add_parse_parser(sub: Any) -> None:
@@ -95,4 +115,6 @@ def add_fmt_parser(sub: Any) -> None:
     mode.add_argument("--check", action="store_true",
                       help="change nothing; exit 1 and show a diff if a file would change")
     mode.add_argument("-i", "--in-place", action="store_true", help="rewrite the files")
+    p.add_argument("--force", action="store_true",
+                   help="with -i: rewrite even when comments inside definitions are lost")
     p.set_defaults(run=cmd_fmt)

@@ -37,6 +37,11 @@ class Expr(Node):
         """Record the inferred type; done once, by `typing/`."""
         object.__setattr__(self, "checked_type", ty)
 
+    def __str__(self) -> str:
+        """The Relay text (`print(expr)`, as TVM's); `repr` stays short: `<Call at ...>`."""
+        from .text import astext
+        return astext(self)
+
 
 def _same(old: Sequence[Expr], new: Sequence[Expr]) -> bool:
     return len(old) == len(new) and all(a is b for a, b in zip(old, new))

@@ -11,19 +11,19 @@ above it, and every layer below `syntax` asks this module for text.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from .expr import Expr
-    from .module import IRModule
-    from .types import Type
+# What is printed: an IRModule, an Expr or a Type. Annotated as `object` so that this
+# module imports none of theirs, not even for type checking: `Expr.__str__` and
+# `IRModule.astext` import this one, and a circle through it would join them all.
+Printable = object
 
 # The module that calls `set_printer` when imported.
 PRINTER_MODULE = "relaylang.syntax.printer"
 
 
 class Printer(Protocol):
-    def __call__(self, node: IRModule | Expr | Type, show_meta_data: bool = True) -> str: ...
+    def __call__(self, node: Printable, show_meta_data: bool = True) -> str: ...
 
 
 _printer: list[Printer] = []
@@ -34,13 +34,13 @@ def set_printer(printer: Printer) -> None:
     _printer[:] = [printer]
 
 
-def astext(node: IRModule | Expr | Type, show_meta_data: bool = True) -> str:
+def astext(node: Printable, show_meta_data: bool = True) -> str:
     """The Relay text of a module, an expression or a type."""
     if not _printer:
         importlib.import_module(PRINTER_MODULE)
     return _printer[0](node, show_meta_data=show_meta_data)
 
 
-def type_text(ty: Type | None, none: str = "") -> str:
+def type_text(ty: Printable | None, none: str = "") -> str:
     """A type as Relay writes it (`Tensor[(1, 3), float32]`); `none` stands for no type."""
     return none if ty is None else astext(ty)

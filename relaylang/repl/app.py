@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -99,12 +99,15 @@ class Repl:
 
     def __init__(self, session: Session | None = None, *, color: bool | None = None,
                  history: History | None = None, write: Callable[[str], None] | None = None,
-                 **prompt_options: Any):
+                 interactive: bool = True, **prompt_options: Any):
         self.color = sys.stdout.isatty() if color is None else color
         self.session = session or Session(color=self.color)
         self.write = write or self._print
+        self.failed = False               # whether any reply was an error (run_lines' status)
         self._warm = threading.Thread(target=_warm_up, daemon=True)
-        self.prompt = PromptSession(
+        # Without a terminal (run_lines) there is no prompt: prompt_toolkit would write
+        # its terminal control sequences and a warning into the output.
+        self.prompt = None if not interactive else PromptSession(
             PROMPT, multiline=True, prompt_continuation=CONTINUATION,
             key_bindings=key_bindings(self._ready), lexer=PygmentsLexer(RelayLexer),
             completer=ReplCompleter(self.session), complete_while_typing=True,
@@ -138,6 +141,7 @@ class Repl:
         return True
 
     def show(self, reply: Reply) -> None:
+        self.failed = self.failed or reply.error
         if reply.output:
             red, reset = ("\x1b[31m", "\x1b[0m") if self.color and reply.error and \
                 "\x1b[" not in reply.output else ("", "")
@@ -156,7 +160,26 @@ class Repl:
         self.show(reply)
         return not reply.quit
 
+    def run_lines(self, lines: Iterable[str]) -> int:
+        """The loop without a terminal (input from a pipe or a file): no prompt and no
+        editing; an input goes on over lines until the parser says it is complete (or
+        the input ends). 0 at the end, 1 when any input was answered with an error."""
+        buffer: list[str] = []
+        for line in lines:
+            buffer.append(line.rstrip("\r\n"))
+            text = "\n".join(buffer)
+            if not text.strip():
+                buffer.clear()
+            elif self._ready(text):
+                buffer.clear()
+                if not self.handle(text):
+                    return 1 if self.failed else 0
+        if "\n".join(buffer).strip():
+            self.handle("\n".join(buffer))
+        return 1 if self.failed else 0
+
     def run(self) -> int:
+        assert self.prompt is not None, "run() needs a terminal; run_lines() reads a pipe"
         self._warm.start()
         while True:
             try:

@@ -9,12 +9,13 @@ from typing import Any
 def cmd_repl(args: argparse.Namespace) -> int:
     from .app import BANNER, Repl
     color = {"always": True, "never": False}.get(args.color)
-    repl = Repl(color=color)
-    if sys.stdout.isatty() and not args.quiet:
+    interactive = sys.stdin.isatty()      # else a plain line loop: no terminal control codes
+    repl = Repl(color=color, interactive=interactive)
+    if interactive and sys.stdout.isatty() and not args.quiet:
         print(BANNER)
     if not repl.load(args.files):
         return 1
-    return repl.run()
+    return repl.run() if interactive else repl.run_lines(sys.stdin)
 
 
 def add_repl_parser(sub: Any) -> None:

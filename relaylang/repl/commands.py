@@ -39,8 +39,16 @@ def _help(session: Session, arg: str) -> Reply:
 
 
 def _type(session: Session, arg: str) -> Reply:
+    from ..ir.expr import Op
     from ..syntax.printer import astext
     checked = session.check_expression(_required(arg, ":type EXPR"))
+    body = checked.function.body
+    if isinstance(body, Op):
+        # An op has no type of its own: each call's comes from its type relation.
+        from ..op.signature import op_signature
+        sig = op_signature(body.name)
+        label = sig.label if sig is not None else body.name
+        return Reply(f"{label}  (an operator: a call's type depends on its arguments)")
     return Reply(astext(checked.type) if checked.type is not None else "_")
 
 

@@ -3,6 +3,8 @@
 `pass_infra.py` holds the machinery (Pass, Sequential, PassContext, instruments,
 the registry); every other module of this package defines passes and registers
 them by name, so `get_pass("ToANormalForm")` finds them without a list here.
+`optimize(mod, opt_level=3)` runs relay.build's pipeline (`tvm_pipeline.py`: the module is
+not named `optimize`, which would replace the function on this package once imported).
 """
 from .bind_params import BindParams, BindParamsError
 from .infer_type import InferType
@@ -10,11 +12,12 @@ from .instruments import PassTimingInstrument, PrintIR, VerifyEach
 from .pass_infra import (FunctionPass, ModulePass, Pass, PassContext, PassInfo, PassInstrument,
                          PassNotFound, Sequential, function_pass, get_pass, list_passes,
                          module_pass, register_pass)
+from .tvm_pipeline import default_pipeline, missing_passes, optimize
 
 __all__ = ["BindParams", "BindParamsError", "FunctionPass", "InferType", "ModulePass", "Pass",
            "PassContext", "PassInfo", "PassInstrument", "PassNotFound", "PassTimingInstrument",
-           "PrintIR", "Sequential", "VerifyEach", "function_pass", "get_pass", "list_passes",
-           "module_pass", "register_pass"]
+           "PrintIR", "Sequential", "VerifyEach", "default_pipeline", "function_pass", "get_pass",
+           "list_passes", "missing_passes", "module_pass", "optimize", "register_pass"]
 
 
 def __getattr__(name: str) -> object:

@@ -207,7 +207,7 @@ class Pipeline:
         before the passes of the text."""
         if self.options.standard is None:
             return self.passes
-        from .optimize import default_pipeline
+        from .tvm_pipeline import default_pipeline
         return [default_pipeline(self.options.standard), *self.passes]
 
     def run(self, mod: IRModule) -> PipelineResult:

@@ -49,11 +49,12 @@ def _run(capsys: Capture, *argv: str) -> tuple[int, str, str]:
 
 
 def _mlp_arrays(seed: int) -> dict[str, np.ndarray]:
-    """What --random-inputs draws: one generator, parameters in order, standard normal."""
+    """What --random-inputs draws: one generator, parameters in order, standard normal
+    drawn in the parameter's dtype (float32: never a float64 array as large)."""
     rng = np.random.default_rng(seed)
     fn = rl.parse(Path(MLP).read_text())["main"]
     shapes = {p.name_hint: tuple(int(d) for d in p.type_annotation.shape) for p in fn.params}
-    return {name: rng.standard_normal(shape).astype("float32") for name, shape in shapes.items()}
+    return {name: rng.standard_normal(shape, dtype="float32") for name, shape in shapes.items()}
 
 
 # ---------------------------------------------------------------- running
@@ -237,8 +238,8 @@ def test_file_type_and_entry_errors(tmp_path: Path, capsys: Capture) -> None:
 def test_random_inputs_need_known_tensor_shapes(tmp_path: Path, capsys: Capture) -> None:
     path = _write(tmp_path, "any.relay", HEADER + "def @main(%x: Tensor[(?), float32]) { %x }\n")
     status, _, err = _run(capsys, path, "--random-inputs")
-    assert status == 1 and err == (f"{path}: error: cannot make a random input for %x of type "
-                                   "Tensor[(?), float32]: its shape is not fully known\n")
+    assert status == 1 and err == (f"{path}:2:11: error: cannot make a random input for %x of "
+                                   "type Tensor[(?), float32]: its shape is not fully known\n")
 
 
 def test_usage_errors_exit_2_and_no_traceback_from_the_command(tmp_path: Path) -> None:

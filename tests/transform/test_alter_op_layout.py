@@ -15,7 +15,7 @@ from relaylang.ir.traverse import post_order
 from relaylang.transform import PassContext
 from relaylang.transform.bind_params import BindParams
 from relaylang.transform.layout.alter_op_layout import TARGET_LAYOUTS, AlterOpLayout, target_kind
-from relaylang.transform.optimize import default_pipeline, missing_passes, optimize
+from relaylang.transform.tvm_pipeline import default_pipeline, missing_passes, optimize
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -25,7 +25,7 @@ def casts(mod: IRModule) -> list[Call]:
 
 def test_registered_as_tvm() -> None:
     assert CC.name == "CanonicalizeCast" and CC.info.opt_level == 3
-    assert "CanonicalizeCast" in [p.name for p in rl.transform.optimize.default_pipeline(3).passes]
+    assert "CanonicalizeCast" in [p.name for p in rl.transform.default_pipeline(3).passes]
 
 
 def test_each_later_elementwise_use_gets_its_own_cast_and_results_agree() -> None:

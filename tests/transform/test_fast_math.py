@@ -144,8 +144,8 @@ def test_opt_level_4_as_tvm() -> None:
     assert FAST.info.opt_level == 4 and FAST.name == "FastMath"
     mod = rl.parse(HEADER + "def @main(%x: Tensor[(3), float32]) { exp(%x) }")
     with PassContext(disabled_pass=["FuseOps"]):
-        o3 = rl.transform.optimize.optimize(mod, opt_level=3)
-        o4 = rl.transform.optimize.optimize(mod, opt_level=4)
+        o3 = rl.transform.optimize(mod, opt_level=3)
+        o4 = rl.transform.optimize(mod, opt_level=4)
     assert "fast_exp" not in rl.astext(o3) and "fast_exp(" in rl.astext(o4)
 
 

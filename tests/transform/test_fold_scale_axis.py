@@ -103,7 +103,7 @@ def test_registered_by_tvm_names_at_opt_level_3() -> None:
     for name in ("FoldScaleAxis", "ForwardFoldScaleAxis", "BackwardFoldScaleAxis"):
         p = get_pass(name)
         assert p.name == name and p.info.opt_level == 3
-    assert "FoldScaleAxis" in [p.name for p in rl.transform.optimize.default_pipeline(3).passes]
+    assert "FoldScaleAxis" in [p.name for p in rl.transform.default_pipeline(3).passes]
 
 
 def test_untyped_input_is_typed_first_and_output_typed() -> None:
@@ -254,8 +254,8 @@ def test_pipeline_level_3_folds_and_level_2_does_not() -> None:
                "v": np.ones(5, "float32")}
     mod = conv_bn_relu(weights)
     with PassContext(disabled_pass=["FuseOps"]):
-        o2 = rl.transform.optimize.optimize(mod, opt_level=2)
-        o3 = rl.transform.optimize.optimize(mod, opt_level=3)
+        o2 = rl.transform.optimize(mod, opt_level=2)
+        o3 = rl.transform.optimize(mod, opt_level=3)
     assert "multiply" in op_names(o2) and "multiply" not in op_names(o3)
     check_same(mod, o3)
 

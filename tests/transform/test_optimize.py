@@ -11,9 +11,10 @@ import relaylang as rl
 from relaylang.cli import main
 from relaylang.ir.expr import Call, Op
 from relaylang.ir.traverse import post_order
-from relaylang.transform import BindParams, InferType, PassContext, PrintIR
-from relaylang.transform.optimize import TVM_PIPELINE, default_pipeline, missing_passes, optimize
+from relaylang.transform import (BindParams, InferType, PassContext, PrintIR, default_pipeline,
+                                 missing_passes, optimize)
 from relaylang.transform.pass_infra import get_pass
+from relaylang.transform.tvm_pipeline import TVM_PIPELINE
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ALL = sorted(p.name for p in EXAMPLES.glob("*.relay"))
@@ -205,3 +206,22 @@ def test_cli_disabled_pass(tmp_path: Path, capsys) -> None:
     assert main(["opt", str(src), "-O3", "--disabled-pass", "FoldConstant,FuseOps"]) == 0
     out = capsys.readouterr().out
     assert "multiply(2f" in out and "Primitive" not in out
+
+
+def test_rl_transform_optimize_is_the_function_before_and_after_the_passes_load() -> None:
+    # The pipeline's module was called optimize.py: reaching `rl.transform.optimize`
+    # first raised AttributeError (the lazy pass lookup imported the submodule, then
+    # found no pass of that name), then returned the module ("'module' object is not
+    # callable"). A fresh interpreter, so the passes are not loaded yet.
+    import subprocess
+    import sys
+    program = ("import relaylang as rl\n"
+               "mod = rl.parse_expr('fn (%x: float32) { add(%x, 0f) }')\n"
+               "mod = rl.IRModule.from_expr(mod)\n"
+               "out = rl.transform.optimize(mod, opt_level=3)\n"
+               "assert callable(rl.transform.optimize) and isinstance(out, rl.IRModule)\n"
+               "rl.transform.list_passes()\n"
+               "assert rl.transform.optimize(mod, opt_level=2) is not None\n"
+               "print('ok')\n")
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout == "ok\n", result.stderr

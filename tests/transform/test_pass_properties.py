@@ -29,7 +29,7 @@ from relaylang.ir.module import IRModule
 from relaylang.ir.traverse import rewrite
 from relaylang.transform import (InferType, PassContext, Sequential, get_pass, list_passes,
                                  module_pass)
-from relaylang.transform.optimize import optimize
+from relaylang.transform.tvm_pipeline import optimize
 
 # Options that make a pass fire on programs this small (TVM's defaults want 3 branches).
 PASS_OPTIONS: dict[str, str] = {

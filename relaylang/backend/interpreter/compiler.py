@@ -232,7 +232,7 @@ class Compiler:
         blocks use (computed first, in evaluation order); returns its operands."""
         if type(node) is If:
             work.append((IF, self._block(node, 1, node.true_branch, unit),
-                         self._block(node, 2, node.false_branch, unit), False))
+                         self._block(node, 2, node.false_branch, unit), False, node))
         elif type(node) is Match:
             clauses = tuple(_clause(c.lhs) + (self._block(node, i + 1, c.rhs, unit),)
                             for i, c in enumerate(node.clauses))
@@ -268,7 +268,7 @@ def _mark_tails(code: list[tuple]) -> None:
     for i in range(len(code) - 1):
         flag = _TAIL_ABLE.get(code[i][0])
         if flag is not None and code[i + 1][0] == RET:
-            code[i] = code[i][:flag] + (True,)
+            code[i] = code[i][:flag] + (True,) + code[i][flag + 1:]
 
 
 def _mark_last_uses(code: list[tuple], escapes: set[int]) -> None:

@@ -3,7 +3,9 @@
 The module is type-checked once when the executor is made; each call checks its
 arguments against the entry's parameter types (a clear `InputError` on a
 mismatch), converts Python scalars to the declared dtype, and runs the
-reference interpreter.
+reference interpreter. `max_depth` bounds the calls pending at once (the
+interpreter's `default_max_depth()` when None): an endless non-tail recursion
+raises `RecursionTooDeep` at its call instead of filling the memory.
 """
 from __future__ import annotations
 
@@ -86,10 +88,10 @@ def _is_typed(mod: IRModule) -> bool:
 class Executor:
     """A type-checked module ready to run; call it like its entry function."""
 
-    def __init__(self, mod: IRModule, entry: str = "main"):
+    def __init__(self, mod: IRModule, entry: str = "main", max_depth: int | None = None):
         self.mod = mod if _is_typed(mod) else infer_types(mod)
         self.entry = entry
-        self.interpreter = Interpreter(self.mod)
+        self.interpreter = Interpreter(self.mod, max_depth=max_depth)
 
     def __call__(self, *args: Any, entry: str | None = None) -> Any:
         name = entry or self.entry
@@ -109,10 +111,11 @@ class Executor:
         return self.interpreter.apply(self.interpreter.global_closure(name), values)
 
 
-def create_executor(mod: IRModule, entry: str = "main") -> Executor:
-    return Executor(mod, entry)
+def create_executor(mod: IRModule, entry: str = "main",
+                    max_depth: int | None = None) -> Executor:
+    return Executor(mod, entry, max_depth=max_depth)
 
 
-def evaluate(mod: IRModule, *args: Any, entry: str = "main") -> Any:
+def evaluate(mod: IRModule, *args: Any, entry: str = "main", max_depth: int | None = None) -> Any:
     """Run `@entry` of `mod` on `args` with the reference interpreter."""
-    return Executor(mod, entry)(*args)
+    return Executor(mod, entry, max_depth=max_depth)(*args)

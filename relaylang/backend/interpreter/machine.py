@@ -11,7 +11,10 @@ replaces it; otherwise the rest of the current block (code, position,
 activation) is pushed as a continuation. Continuations are data, so deep
 programs and deep recursion cost heap, not Python stack: a tail-recursive loop
 runs in constant space, and a non-tail recursion a million deep holds a
-million small frames.
+million small frames. The continuations are bounded (`max_depth`, by default
+sized to the machine's memory, `default_max_depth()`): an endless non-tail
+recursion stops with `RecursionTooDeep` at the call that went too deep, naming
+the function, instead of taking all the memory there is.
 
 A node shared by several users (graph form) is computed once, where TVM's
 interpreter computes it after ToANormalForm: in the innermost block enclosing
@@ -32,6 +35,7 @@ from ...ir.expr import (Call, Constructor, Expr, Function, PatternConstructor, P
                         PatternVar, Var)
 from ...ir.module import IRModule
 from ...ir.span import Span
+from ...op.registry import NoImplementation
 from .compiler import (BIND, CALL, CALL_GLOBAL, CONST, CTOR, FAIL, FREE, FUNC, GET_ITEM, GLOBAL, IF,
                        LOCAL, MATCH, OP1, OP2, OP2C, OPN, REF_NEW, REF_READ, REF_WRITE, RET, STORE,
                        TAKE, TUPLE, Block, Compiler, Unit)
@@ -45,6 +49,30 @@ class InterpreterError(Exception):
         super().__init__(f"{span}: {message}" if span else message)
         self.message = message
         self.span = span
+
+
+class RecursionTooDeep(InterpreterError):
+    """More than `max_depth` calls (or `if`/`match` bodies) were pending at once."""
+
+
+# Bytes a pending non-tail call holds (continuation, activation, its dict; measured
+# ~470 for a one-parameter function), and the share of the machine's memory the
+# default depth may take.
+_BYTES_PER_LEVEL = 512
+_MEMORY_SHARE = 16
+_MIN_DEPTH, _MAX_DEPTH = 2_000_000, 100_000_000
+
+
+def default_max_depth() -> int:
+    """The default bound on pending calls: 1/16 of physical memory at 512 bytes a level,
+    never under two million (a million-deep recursion must run) nor over 100 million."""
+    import os
+    try:
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        memory = 8 << 30
+    depth = memory // _MEMORY_SHARE // _BYTES_PER_LEVEL
+    return max(_MIN_DEPTH, min(_MAX_DEPTH, depth))
 
 
 class Activation:
@@ -84,8 +112,11 @@ class Interpreter:
     """Runs the functions of `mod`: `apply(global_closure("main"), args)`, or `eval` of an
     expression. Function bodies are compiled on their first call and kept."""
 
-    def __init__(self, mod: IRModule):
+    def __init__(self, mod: IRModule, max_depth: int | None = None):
         self.mod = mod
+        self.max_depth = default_max_depth() if max_depth is None else max_depth
+        if self.max_depth < 1:
+            raise ValueError(f"max_depth must be at least 1, not {self.max_depth}")
         self._globals: dict[str, Closure] = {}
         self._compiler = Compiler()
         # The run loop's view of the compiler: its table of function units, and its
@@ -135,7 +166,7 @@ class Interpreter:
         alive after its last use."""
         stack, conts = self._value_stack(), self._task_stack()
         push, pop = stack.append, stack.pop
-        globals_, units = self._globals, self._units
+        globals_, units, limit = self._globals, self._units, self.max_depth
         vals, pc, ins = env.values, 0, ()
         while True:
             try:
@@ -184,12 +215,16 @@ class Interpreter:
                         del stack[base - 1 if op == CALL else base:]
                         if not ins[-1]:
                             conts.append((code, pc, env))
+                            if len(conts) > limit:
+                                self._too_deep(ins, callee)
                         env = Activation(frame, callee.env)
                         vals, code, pc = frame, unit.code, 0
                     elif op == IF:
                         block = ins[1] if pop() else ins[2]
                         if not ins[3]:
                             conts.append((code, pc, env))
+                            if len(conts) > limit:
+                                self._too_deep(ins, None)
                         code, pc = block.code or self._code(block), 0
                     elif op == RET:
                         if not conts:
@@ -204,11 +239,44 @@ class Interpreter:
                         block = _select(ins, pop(), vals)
                         if not ins[3]:
                             conts.append((code, pc, env))
+                            if len(conts) > limit:
+                                self._too_deep(ins, None)
                         code, pc = block.code or self._code(block), 0
                     else:
                         self._other(ins, stack, env)
             except Exception as e:  # noqa: BLE001  (each is recovered from or re-raised)
                 self._fault(e, ins, env, stack)
+
+    def _too_deep(self, ins: tuple, callee: Closure | None) -> None:
+        """Raise RecursionTooDeep at the call (or `if`, `match`) of `ins`, naming the
+        function called, else the global whose text holds the node."""
+        node = ins[3] if ins[0] == CALL_GLOBAL else ins[2] if ins[0] == CALL else \
+            ins[4] if ins[0] == IF else ins[1]
+        if ins[0] == CALL_GLOBAL:
+            name = "@" + ins[1]
+        elif ins[0] == CALL and type(node.op) is Var and not any(
+                f is callee.function for f in self.mod.functions.values()):
+            name = "%" + node.op.name_hint
+        else:
+            name = self._global_name(callee.function if callee is not None else None,
+                                     node.span)
+        raise RecursionTooDeep(
+            f"recursion too deep: more than {self.max_depth:,} calls pending in {name} "
+            "(an endless recursion? raise the limit with --max-depth / max_depth=)",
+            node.span)
+
+    def _global_name(self, fn: Function | None, span: Span | None) -> str:
+        """`@name` of the global that is `fn`, or whose definition holds `span`."""
+        for gv, f in self.mod.functions.items():
+            if f is fn:
+                return "@" + gv.name_hint
+        for gv, f in self.mod.functions.items():
+            s = f.span
+            if span is not None and s is not None and s.source_name == span.source_name and \
+                    (s.line, s.column) <= (span.line, span.column) and \
+                    (span.end_line, span.end_column) <= (s.end_line, s.end_column):
+                return "@" + gv.name_hint
+        return "a local function"
 
     def _fault(self, e: Exception, ins: tuple, env: Activation, stack: list) -> None:
         """An exception in the instruction `ins`: recover (a LOCAL whose variable is bound
@@ -220,7 +288,10 @@ class Interpreter:
             return
         if op in _KERNEL_CALLS and not isinstance(e, InterpreterError):
             node = ins[3]
-            raise InterpreterError(f"{node.op.name} failed: {e}", node.span) from e
+            # An op without reference semantics (memory.alloc_storage, call_lowered) says so
+            # itself; anything else is the kernel failing.
+            message = str(e) if isinstance(e, NoImplementation) else f"{node.op.name} failed: {e}"
+            raise InterpreterError(message, node.span) from e
         raise e
 
     def _other(self, ins: tuple, stack: list, env: Activation) -> None:

@@ -162,8 +162,18 @@ class Inferencer:
     def infer(self, root: Expr, nodes: list[Expr] | None = None) -> Type:
         """The type of `root`; `nodes` is its post-order when the caller has it already."""
         types, visit = self.types, self.visit
-        for node in post_order(root) if nodes is None else nodes:
+        order = post_order(root) if nodes is None else nodes
+        # A let-bound variable takes its value's type before the body is inferred (as
+        # in TVM), so a let-bound `fn[A]` is instantiated afresh at each use in the body.
+        lets: dict[int, list[Let]] = {}
+        for node in order:
+            if type(node) is Let:
+                lets.setdefault(id(node.value), []).append(node)
+        for node in order:
             types[id(node)] = visit[type(node)](node)
+            if lets and id(node) in lets:
+                for let in lets.pop(id(node)):
+                    self._bind_let(let)
         return types[id(root)]
 
     def _signature(self, fn: Function) -> FuncType:
@@ -271,12 +281,14 @@ class Inferencer:
         return True
 
     def _let(self, node: Let) -> Type:
+        return self.t(node.body)     # the variable was bound when the value was inferred
+
+    def _bind_let(self, node: Let) -> None:
         declared = self.var_type(node.var)
         notes = [Note("annotated here", node.var.type_annotation.span)] \
             if node.var.type_annotation is not None and node.var.type_annotation.span else []
         self.unify(declared, self.t(node.value), Use(node, 0),
                    f"the value bound to `%{node.var.name_hint}`", *notes)
-        return self.t(node.body)
 
     def _if(self, node: If) -> Type:
         self.unify(BOOL, self.t(node.cond), Use(node, 0), "the condition of `if`")

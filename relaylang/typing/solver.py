@@ -3,8 +3,10 @@
 Unknown types are `IncompleteType` objects ("holes"); the solver maps each
 bound hole to what it stands for (union-find with path compression). Type
 parameters of a function are rigid inside its body: a `TypeVar` only unifies
-with itself or a hole. Everything here walks types with explicit stacks, so
-even pathological nesting cannot overflow.
+with itself or a hole. Two function types with type parameters unify as in TVM: the
+more polymorphic one is instantiated (its extra parameters become fresh holes), so a
+polymorphic function used as a value fits each use. Everything here walks types with
+explicit stacks, so even pathological nesting cannot overflow.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from ..ir.types import (
     Type,
     TypeCall,
     TypeVar,
+    map_type,
     type_children,
     with_type_children,
 )
@@ -170,6 +173,8 @@ class Solver:
             if len(x.arg_types) != len(y.arg_types):
                 raise UnifyError(f"{len(x.arg_types)} parameters against {len(y.arg_types)}"
                                  f"{where}")
+            if x.type_params or y.type_params:
+                x, y = self._align_type_params(x, y)
             out = [(a, b, f"{where} in parameter {i + 1}")
                    for i, (a, b) in enumerate(zip(x.arg_types, y.arg_types))]
             return out + [(x.ret_type, y.ret_type, f"{where} in the result")]
@@ -184,6 +189,25 @@ class Solver:
                 x.name_hint == y.name_hint:
             return []
         raise UnifyError(f"{_kind(x)} against {_kind(y)}{where}")
+
+    def _align_type_params(self, x: FuncType, y: FuncType) -> tuple[FuncType, FuncType]:
+        """`x` and `y` over the same type parameters, as TVM's unifier does: the more
+        polymorphic one's first parameters are renamed to the other's, and the rest
+        become fresh holes. A polymorphic function used as a value (a local `fn[A]`
+        passed to a higher-order function, an eta-expanded constructor returned as
+        `fn(A, List[A]) -> List[A]`) is thereby instantiated at each use, while the
+        other side's parameters stay rigid."""
+        swapped = len(x.type_params) < len(y.type_params)
+        more, fewer = (y, x) if swapped else (x, y)
+        subst: dict[int, Type] = {id(tv): other
+                                  for tv, other in zip(more.type_params, fewer.type_params)}
+        for tv in more.type_params[len(fewer.type_params):]:
+            subst[id(tv)] = self.fresh()
+        body = self.resolve(FuncType(more.arg_types, more.ret_type))
+        renamed = map_type(body, lambda t: subst.get(id(t)) if isinstance(t, TypeVar) else None)
+        assert isinstance(renamed, FuncType)
+        plain = FuncType(fewer.arg_types, fewer.ret_type)
+        return (plain, renamed) if swapped else (renamed, plain)
 
     @staticmethod
     def _unify_tensors(x: TensorType, y: TensorType, where: str) -> None:

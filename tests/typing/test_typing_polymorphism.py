@@ -175,6 +175,132 @@ def test_non_generalised_hole_still_conflicts_between_uses() -> None:
     assert "expected float32, found int32" in err.message
 
 
+# ---------------------------------------------------------------- polymorphic values
+
+APPLY = "def @apply[A, B](%f: fn(A) -> B, %x: A) -> B { %f(%x) }\n"
+APPLY2 = "def @apply2[A, B, C](%f: fn(A, B) -> C, %x: A, %y: B) -> C { %f(%x, %y) }\n"
+
+
+def test_tvm_defunctionalization_simple_local_polymorphic_function_as_argument() -> None:
+    # apache/tvm v0.19.0, tests/python/relay/test_pass_defunctionalization.py, test_simple.
+    text = ("def @simple[A, B](%f: fn(A) -> B, %xs: A) -> B {\n  %f(%xs)\n}\n"
+            "def @main(%l: Tensor[(5, 5), float32]) -> Tensor[(5, 5), float32] {\n"
+            "  %0 = fn[A](%x: A) -> A {\n    %x\n  };\n  @simple(%0, %l)\n}")
+    assert types_of(text)["main"] == "fn (Tensor[(5, 5), float32]) -> Tensor[(5, 5), float32]"
+
+
+def test_tvm_defunctionalization_global_recursion_polymorphic_global_as_argument() -> None:
+    # apache/tvm v0.19.0, tests/python/relay/test_pass_defunctionalization.py,
+    # test_global_recursion.
+    text = (LIST + "def @id[A](%x: A) -> A {\n  %x\n}\n"
+            "def @map[A, B](%f: fn(A) -> B, %xs: List[A]) -> List[B] {\n"
+            "  match (%xs) {\n    Cons(%x, %rest) => Cons(%f(%x), @map(%f, %rest)),\n"
+            "    Nil => Nil,\n  }\n}\n"
+            "def @main(%l: List[float32]) -> List[float32] {\n  @map(@id, %l)\n}")
+    assert types_of(text)["main"] == "fn (List[float32]) -> List[float32]"
+
+
+def test_tvm_eta_expand_constructor_polymorphic_function_against_a_monomorphic_result() -> None:
+    # apache/tvm v0.19.0, tests/python/relay/test_pass_eta_expand.py,
+    # test_eta_expand_constructor (the expected module, and the input through the pass).
+    expected = (LIST + "def @main[A]() -> fn(A, List[A]) -> List[A] {\n"
+                "  fn [A](%x: A, %xs: List[A]) -> List[A] {\n    Cons(%x, %xs)\n  }\n}")
+    assert types_of(expected)["main"] == "fn [A]() -> fn (A, List[A]) -> List[A]"
+    source = LIST + "def @main[A]() -> fn(A, List[A]) -> List[A] {\n  Cons\n}"
+    seq = rl.transform.Sequential([rl.transform.EtaExpand(expand_constructor=True),
+                                   rl.transform.InferType()])
+    out = seq(rl.parse(HEADER + source))
+    assert astext(out["main"].checked_type) == "fn [A]() -> fn (A, List[A]) -> List[A]"
+
+
+def test_polymorphic_global_passed_to_a_higher_order_function_at_two_types() -> None:
+    text = ("def @id[A](%x: A) -> A { %x }\n" + APPLY +
+            "def @main(%a: float32, %b: int32) { (@apply(@id, %a), @apply(@id, %b)) }")
+    assert types_of(text)["main"] == "fn (float32, int32) -> (float32, int32)"
+
+
+def test_local_polymorphic_function_passed_at_two_types() -> None:
+    text = (APPLY + "def @main(%a: float32, %b: int32) {\n"
+            "  %0 = fn[A](%x: A) -> A { %x };\n  (@apply(%0, %a), @apply(%0, %b))\n}")
+    assert types_of(text)["main"] == "fn (float32, int32) -> (float32, int32)"
+
+
+def test_let_bound_polymorphic_function_passed_at_two_types() -> None:
+    text = (APPLY + "def @main(%a: float32, %b: int32) {\n"
+            "  let %id = fn[A](%x: A) -> A { %x };\n  (@apply(%id, %a), @apply(%id, %b))\n}")
+    assert types_of(text)["main"] == "fn (float32, int32) -> (float32, int32)"
+
+
+def test_constructor_passed_as_a_value_at_two_types() -> None:
+    text = (LIST + APPLY2 + "def @main(%a: float32, %b: int32) {\n"
+            "  (@apply2(Cons, %a, Nil), @apply2(Cons, %b, Nil))\n}")
+    assert types_of(text)["main"] == "fn (float32, int32) -> (List[float32], List[int32])"
+
+
+def test_eta_expanded_constructor_passed_as_a_value_at_two_types() -> None:
+    text = (LIST + APPLY2 + "def @main(%a: float32, %b: int32) {\n"
+            "  let %c = fn[A](%x: A, %xs: List[A]) -> List[A] { Cons(%x, %xs) };\n"
+            "  (@apply2(%c, %a, Nil), @apply2(%c, %b, Nil))\n}")
+    assert types_of(text)["main"] == "fn (float32, int32) -> (List[float32], List[int32])"
+
+
+def test_polymorphic_functions_with_renamed_type_parameters_unify() -> None:
+    text = "def @main() -> fn [B](B) -> B {\n  fn [A](%x: A) -> A { %x }\n}"
+    assert types_of(text)["main"] == "fn () -> fn [B](B) -> B"
+
+
+def test_constructor_value_at_conflicting_types_is_an_error_at_the_argument() -> None:
+    text = (LIST + APPLY2 + "def @main(%a: float32, %l: List[int32]) {\n"
+            "  @apply2(Cons, %a, %l)\n}")
+    [err] = errors(text)
+    assert "argument 3 of `@apply2`: expected List[float32], found List[int32]" in err.message
+    assert (err.span.line, err.span.column) == (5, 21)
+
+
+def test_polymorphic_value_used_at_the_wrong_result_type_is_an_error_at_the_body() -> None:
+    text = ("def @id[A](%x: A) -> A { %x }\n" + APPLY +
+            "def @main(%a: float32) -> int32 {\n  @apply(@id, %a)\n}")
+    [err] = errors(text)
+    assert "expected int32, found float32" in err.message
+    assert (err.span.line, err.span.column) == (5, 3)
+    local = (APPLY + "def @main(%a: float32) -> int32 {\n"
+             "  %0 = fn[A](%x: A) -> A { %x };\n  @apply(%0, %a)\n}")
+    [err] = errors(local)
+    assert "expected int32, found float32" in err.message
+    assert (err.span.line, err.span.column) == (5, 3)
+
+
+def test_polymorphic_value_with_the_wrong_arity_is_an_error_at_the_argument() -> None:
+    text = (APPLY + "def @main(%a: float32) {\n"
+            "  let %f = fn[A](%x: A, %y: A) -> A { %x };\n  @apply(%f, %a)\n}")
+    [err] = errors(text)
+    assert "argument 1 of `@apply`" in err.message and "1 parameters against 2" in err.message
+    assert (err.span.line, err.span.column) == (5, 10)
+
+
+def test_polymorphic_value_bound_at_a_wrong_monomorphic_type_is_an_error_at_the_let() -> None:
+    text = ("def @main(%a: float32) {\n  let %id = fn[A](%x: A) -> A { %x };\n"
+            "  let %g: fn(float32) -> int32 = %id;\n  %g(%a)\n}")
+    [err] = errors(text)
+    assert "the value bound to `%g`" in err.message
+    assert (err.span.line, err.span.column) == (4, 34)
+
+
+def test_eta_expanded_constructor_with_a_wrong_result_is_an_error_at_the_function() -> None:
+    text = (LIST + "def @main[A]() -> fn(A, List[A]) -> List[A] {\n"
+            "  fn [B](%x: B, %xs: List[B]) -> B { %x }\n}")
+    [err] = errors(text)
+    assert "expected fn (A, List[A]) -> List[A], found fn [B](B, List[B]) -> B" in err.message
+    assert (err.span.line, err.span.column) == (4, 3)
+
+
+def test_type_parameter_of_a_polymorphic_function_value_stays_rigid_in_its_body() -> None:
+    text = "def @f[A](%x: A) -> fn(A) -> A {\n  fn [B](%y: B) -> B { %x }\n}"
+    [err] = errors(text)
+    assert "expected B, found A" in err.message
+    assert (err.span.line, err.span.column) == (3, 24)
+
+
 # ---------------------------------------------------------------- scale
 
 def test_components_of_a_100k_cycle_and_a_100k_path_without_recursion() -> None:

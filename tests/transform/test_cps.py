@@ -13,7 +13,8 @@ from relaylang.ir.block_forms import is_cps
 from relaylang.ir.expr import Call, Constant, Expr, Function, GlobalVar, If, Let, Op, Var
 from relaylang.ir.module import IRModule
 from relaylang.ir.types import FuncType, TensorType, TupleType, TypeVar
-from relaylang.transform.normal_forms.to_cps import CPSError, ToCPS, cps_type
+from relaylang.transform.normal_forms import to_cps, un_cps
+from relaylang.transform.normal_forms.to_cps import CPSError, CPSTypes, ToCPS, cps_type
 from relaylang.transform.normal_forms.un_cps import UnCPS
 
 same_value = partial(shared_same_value, equal_nan=True)
@@ -159,3 +160,90 @@ def test_100k_let_chain_without_recursion_error():
     cps = ToCPS()(mod)
     assert is_cps(cps)
     assert isinstance(cps["main"].body, Let)
+
+
+# ------------------------------------------------ linear work on shared types (issue 14)
+
+
+def _nested_tuple_module(n: int) -> IRModule:
+    """`(((%x, add(%x, 1f)), %x), ...)`, depth `n`: each tuple's type holds the last's."""
+    body = "(" * n + "%x" + "".join(", %x)" if i % 2 else ", add(%x, 1f))" for i in range(n))
+    return rl.parse(HEADER + f"def @main(%x: Tensor[(4), float32]) {{\n  {body}\n}}\n")
+
+
+def _doubling_tuple_module(n: int) -> IRModule:
+    """`%i = (%i-1, %i-1)`: a type of `2**n` leaves as a tree, `n + 1` nodes as a DAG."""
+    lines = ["  %0 = (%x, %x);"] + [f"  %{i} = (%{i - 1}, %{i - 1});" for i in range(1, n)]
+    return rl.parse(HEADER + "def @main(%x: float32) {\n" + "\n".join(lines)
+                    + f"\n  %{n - 1}\n}}\n")
+
+
+def _counting(monkeypatch, module, name: str, limit: int) -> list[int]:
+    """Count the calls of `module.name`, failing fast past `limit` (a quadratic or
+    exponential walk would take minutes to finish)."""
+    real, calls = getattr(module, name), [0]
+
+    def counted(*args):
+        calls[0] += 1
+        assert calls[0] <= limit, f"{name} called more than {limit} times"
+        return real(*args)
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+def test_cps_types_convert_each_shared_type_once():
+    a, leaf = TypeVar("answer"), TensorType((4,), "float32")
+    chain: list = [leaf]
+    for _ in range(500):
+        chain.append(TupleType((chain[-1], leaf)))
+    convert = CPSTypes(a)
+    out = [convert(t) for t in chain]               # each node's type, as ToCPS asks
+    assert convert.rebuilt == len(chain)           # one conversion per distinct type node
+    assert all(out[i + 1].fields[0] is out[i] for i in range(len(chain) - 1))
+    assert convert(chain[-1]) is out[-1] and convert.rebuilt == len(chain)
+
+
+def test_cps_types_give_each_polymorphic_occurrence_its_own_type_variables():
+    a, i32 = TypeVar("answer"), TensorType((), "int32")
+    t = TypeVar("T")
+    mono = TupleType((FuncType((i32,), i32), i32))
+    poly = TupleType((FuncType((t,), t, (t,)), mono))
+    convert = CPSTypes(a)
+    first, second = convert(poly), convert(poly)
+    assert first.fields[0].type_params[0] is not second.fields[0].type_params[0]
+    assert first.fields[1] is second.fields[1] is convert(mono)     # shared: no binders
+
+
+def test_to_cps_on_a_nested_tuple_converts_linearly_many_types(monkeypatch):
+    n = 400
+    mod = _nested_tuple_module(n)
+    calls = _counting(monkeypatch, to_cps, "_rebuild_type", 20 * n)
+    cps = ToCPS()(mod)
+    assert calls[0] <= 4 * n                        # was about n * n: 120k at n = 400
+    assert is_cps(cps)
+    back = UnCPS()(cps)
+    x = np.ones(4, "float32")
+    assert same_value(rl.evaluate(mod, x), rl.evaluate(back, x))
+
+
+def test_un_cps_visits_a_shared_type_once(monkeypatch):
+    n = 40
+    cps = ToCPS()(_doubling_tuple_module(n))
+    calls = _counting(monkeypatch, un_cps, "type_children", 50 * n)
+    back = UnCPS()(cps)
+    assert calls[0] <= 10 * n                       # was 2**n: the type walked as a tree
+    assert {gv.name_hint for gv in back.functions} == {"main", "main_cps"}
+
+
+def test_to_cps_gives_two_uses_of_a_polymorphic_global_their_own_type_variables():
+    mod = rl.parse(HEADER + """
+def @id[A](%x: A) -> A { %x }
+def @main(%x: int32) -> int32 { let %f = @id; let %g = @id; %0 = %f(%x); %g(%0) }
+""")
+    cps = ToCPS()(mod)
+
+    def round_trips(m) -> bool:
+        return rl.structural_equal(rl.parse(rl.astext(m)), m)
+    assert round_trips(cps) and round_trips(rl.transform.InferType()(cps))
+    back = rl.transform.InferType()(UnCPS()(cps))
+    assert round_trips(back) and int(rl.evaluate(back, np.int32(3))) == 3

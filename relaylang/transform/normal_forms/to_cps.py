@@ -30,7 +30,10 @@ again gets a second continuation. UnCPS (un_cps.py) goes back.
 
 No recursion on program depth: each block (function body, branch, clause) is
 flattened into bindings with an explicit stack, blocks are found with a work
-list, and built from the innermost out.
+list, and built from the innermost out. Types are converted once per distinct
+type node of the global (`CPSTypes`), not once per expression: the types of
+nested tuples share their sub-types, and converting each from scratch was
+quadratic.
 """
 from __future__ import annotations
 
@@ -68,17 +71,57 @@ class CPSError(DiagnosticError):
 
 def cps_type(ty: Type, answer: Type) -> Type:
     """`ty` with every function type `fn (A) -> R` made `fn (A', fn (R') -> answer) -> answer`."""
-    done: dict[int, Type] = {}
-    stack: list[tuple[Type, bool]] = [(ty, False)]
-    while stack:
-        t, expanded = stack.pop()
-        kids = _type_kids(t)
-        if not expanded and kids:
-            stack.append((t, True))
-            stack.extend((c, False) for c in kids if id(c) not in done)
-            continue
-        done[id(t)] = _rebuild_type(t, [done[id(c)] for c in kids], answer)
-    return done[id(ty)]
+    return CPSTypes(answer)(ty)
+
+
+class CPSTypes:
+    """`cps_type` for one answer type, memoised by type identity across calls.
+
+    The types of a program share their sub-types (the type of `((%a, %b), %c)` holds
+    the type of `(%a, %b)` itself), so a converter given each node's type in turn
+    converts every distinct type node once, reusing what it converted before: work
+    linear in the number of distinct type nodes, not in the sum of the types' sizes
+    (quadratic on nested tuples). The exception is a type holding a polymorphic
+    function type: each occurrence needs type variables of its own (`_rebind`), so
+    that part (not its monomorphic sub-types) is converted again at each call.
+    `rebuilt` counts the type nodes converted."""
+
+    def __init__(self, answer: Type):
+        self.answer = answer
+        # id of a type -> (the type, kept alive so that its id is not reused; its conversion)
+        self._done: dict[int, tuple[Type, Type]] = {}
+        self.rebuilt = 0
+
+    def __call__(self, ty: Type) -> Type:
+        done = self._done
+        hit = done.get(id(ty))
+        if hit is not None:
+            return hit[1]
+        fresh: dict[int, Type] = {}      # this call's conversions of types binding type variables
+
+        def converted(t: Type) -> Type | None:
+            hit = done.get(id(t))
+            return hit[1] if hit is not None else fresh.get(id(t))
+        stack: list[tuple[Type, bool]] = [(ty, False)]
+        while stack:
+            t, expanded = stack.pop()
+            if converted(t) is not None:
+                continue
+            kids = _type_kids(t)
+            if not expanded and kids:
+                stack.append((t, True))
+                stack.extend((c, False) for c in kids if converted(c) is None)
+                continue
+            self.rebuilt += 1
+            new_kids: list = [converted(c) for c in kids]     # all converted by now
+            new = _rebuild_type(t, new_kids, self.answer)
+            if (isinstance(t, FuncType) and t.type_params) or any(id(c) in fresh for c in kids):
+                fresh[id(t)] = new
+            else:
+                done[id(t)] = (t, new)
+        out = converted(ty)
+        assert out is not None
+        return out
 
 
 def _type_kids(t: Type) -> tuple[Type, ...]:
@@ -174,9 +217,10 @@ class _Converter:
         self.types = types or {}
         self.blocks: list[_Block] = []
         self.prefer: dict[int, Var] = {}
+        self.types_cps = CPSTypes(answer)     # shared by all the types of this global
 
     def ty(self, t: Type | None) -> Type | None:
-        return None if t is None else cps_type(t, self.answer)
+        return None if t is None else self.types_cps(t)
 
     def cont(self, arg: Type | None, name: str = "k") -> Var:
         return Var(name, FuncType((self.ty(arg) or _unknown(),), self.answer))
@@ -250,7 +294,7 @@ class _Converter:
 
         def inst(t: Type) -> Type:
             unknown = map_type(t, lambda u: _unknown() if id(u) in params_of_type else None)
-            return cps_type(unknown, self.answer)
+            return self.types_cps(unknown)
         params = tuple(Var(f"p{i}", inst(t)) for i, t in enumerate(ctor.inputs))
         result = TypeCall(ctor.belong_to, tuple(_unknown() for _ in params_of_type))
         k = Var("k", FuncType((result,), self.answer))

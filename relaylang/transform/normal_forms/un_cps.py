@@ -41,14 +41,20 @@ def cps_result_type(fn: Function) -> Type | None:
 
 
 def first_order(fn: Function) -> bool:
-    """No parameter (but `%k`) nor the result mentions the answer type: no closures in or out."""
+    """No parameter (but `%k`) nor the result mentions the answer type: no closures in or out.
+    Each type node is visited once: types share sub-types (`((%a, %a), (%a, %a))`'s type
+    is a DAG), which a walk of the type as a tree would visit exponentially often."""
     answer = fn.type_params[-1]
     roots = [p.type_annotation for p in fn.params[:-1]] + [cps_result_type(fn)]
     stack = [t for t in roots if t is not None]
+    seen: set[int] = set()
     while stack:
         t = stack.pop()
         if t is answer:
             return False
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
         stack.extend(type_children(t))
     return True
 

@@ -71,6 +71,17 @@ def is_opaque(fn: Function) -> bool:
     return fn.attrs is not None and bool(fn.attrs.get("Primitive", 0) or fn.attrs.get("Compiler"))
 
 
+def map_unfused_functions(mod: IRModule, transform: Callable[[Function], Function]
+                          ) -> IRModule:
+    """A copy of `mod` with `transform` applied to each global function but the opaque
+    (fused or external) ones, which passes over a whole module leave alone."""
+    out = mod.copy()
+    for gv, fn in mod.functions.items():
+        if not is_opaque(fn):
+            out.functions[gv] = transform(fn)
+    return out
+
+
 def roots(expr_or_module: Expr | IRModule) -> Iterator[Expr]:
     from .module import IRModule
     if isinstance(expr_or_module, IRModule):

@@ -9,9 +9,21 @@ not named `optimize`, which would replace the function on this package once impo
 from .bind_params import BindParams, BindParamsError
 from .infer_type import InferType
 from .instruments import PassTimingInstrument, PrintIR, VerifyEach
-from .pass_infra import (FunctionPass, ModulePass, Pass, PassContext, PassInfo, PassInstrument,
-                         PassNotFound, Sequential, function_pass, get_pass, list_passes,
-                         module_pass, register_pass)
+from .pass_infra import (
+    FunctionPass,
+    ModulePass,
+    Pass,
+    PassContext,
+    PassInfo,
+    PassInstrument,
+    PassNotFound,
+    Sequential,
+    function_pass,
+    get_pass,
+    list_passes,
+    module_pass,
+    register_pass,
+)
 from .tvm_pipeline import default_pipeline, missing_passes, optimize
 
 __all__ = ["BindParams", "BindParamsError", "FunctionPass", "InferType", "ModulePass", "Pass",

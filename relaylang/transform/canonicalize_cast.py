@@ -28,12 +28,11 @@ from typing import Any, ClassVar
 from ..ir.dtype import canonical_dtype, dtype_bits
 from ..ir.expr import Call, Expr, Function, Op
 from ..ir.module import IRModule
-from ..ir.normal_forms import opaque_children
+from ..ir.normal_forms import map_unfused_functions, opaque_children
 from ..ir.traverse import post_order
 from ..ir.types import TensorType
 from ..op import get_op_def
 from ..op.registry import OpPattern
-from .fold_scale_axis.common import transform_typed_functions
 from .pass_infra import ModulePass, PassContext, register_pass
 
 
@@ -47,7 +46,7 @@ class CanonicalizeCast(ModulePass):
     required: ClassVar[tuple[str, ...]] = ("InferType",)
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        return transform_typed_functions(mod, canonicalize_cast)
+        return map_unfused_functions(mod, canonicalize_cast)
 
 
 def canonicalize_cast(fn: Function) -> Function:

@@ -21,7 +21,7 @@ from typing import ClassVar
 
 from ..ir.expr import Call, Expr, Op
 from ..ir.module import IRModule
-from ..ir.normal_forms import is_opaque
+from ..ir.normal_forms import map_unfused_functions
 from ..ir.traverse import rewrite
 from ..ir.types import TensorType
 from ..op import get as get_op
@@ -39,11 +39,7 @@ class CanonicalizeOps(ModulePass):
     required: ClassVar[tuple[str, ...]] = ("InferType",)
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        out = mod.copy()
-        for gv, fn in mod.functions.items():
-            if not is_opaque(fn):
-                out.functions[gv] = rewrite(fn, _canonicalize)
-        return out
+        return map_unfused_functions(mod, lambda fn: rewrite(fn, _canonicalize))
 
 
 def _canonicalize(old: Expr, new: Expr) -> Expr | None:

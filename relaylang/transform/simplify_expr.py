@@ -29,7 +29,7 @@ import numpy as np
 from ..ir.equal import structural_equal
 from ..ir.expr import Call, Constant, Expr, Function, Op
 from ..ir.module import IRModule
-from ..ir.normal_forms import is_opaque
+from ..ir.normal_forms import map_unfused_functions
 from ..ir.traverse import rewrite
 from ..ir.types import TensorType, Type
 from ..op import get as get_op
@@ -51,11 +51,7 @@ class SimplifyExpr(ModulePass):
     required: ClassVar[tuple[str, ...]] = ("InferType",)
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        out = mod.copy()
-        for gv, fn in mod.functions.items():
-            if not is_opaque(fn):
-                out.functions[gv] = _Simplifier().run(fn)
-        return out
+        return map_unfused_functions(mod, lambda fn: _Simplifier().run(fn))
 
 
 class _Simplifier:

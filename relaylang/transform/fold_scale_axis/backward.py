@@ -37,7 +37,7 @@ from typing import Any, ClassVar
 
 from ...ir.expr import Call, Expr, Function
 from ...ir.module import IRModule
-from ...ir.normal_forms import opaque_children
+from ...ir.normal_forms import map_unfused_functions, opaque_children
 from ...ir.traverse import post_order
 from ...op import call
 from ..pass_infra import ModulePass, PassContext, register_pass
@@ -50,7 +50,6 @@ from .common import (
     match_broadcast_to_left_axes,
     scale_role,
     tensor_type,
-    transform_typed_functions,
 )
 
 
@@ -64,7 +63,7 @@ class BackwardFoldScaleAxis(ModulePass):
     required: ClassVar[tuple[str, ...]] = ("InferType",)
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        return transform_typed_functions(mod, backward_fold_scale_axis)
+        return map_unfused_functions(mod, backward_fold_scale_axis)
 
 
 def backward_fold_scale_axis(fn: Function) -> Function:

@@ -17,14 +17,11 @@ which gives an ill-typed multiply).
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ...ir.dtype import dtype_kind
-from ...ir.expr import Call, Constant, Expr, Function, Op
-from ...ir.module import IRModule
-from ...ir.normal_forms import is_opaque
+from ...ir.expr import Call, Constant, Expr, Op
 from ...ir.types import TensorType
 from ...op import call, get_op_def
 from ...op.transform import ExpandDimsAttrs, RepeatAttrs, SqueezeAttrs
@@ -161,14 +158,3 @@ def foldable_consumer(consumer: Call) -> bool:
     types = (tensor_type(consumer.args[0]), tensor_type(consumer.args[1]),
              tensor_type(consumer))
     return all(is_float(t) for t in types) and len({t.dtype for t in types if t}) == 1
-
-
-def transform_typed_functions(mod: IRModule, transform: Callable[[Function], Function]
-                              ) -> IRModule:
-    """`transform` applied to each global function but fused (`Primitive`) ones. The rules
-    read argument types: the passes require InferType and type their results."""
-    out = mod.copy()
-    for gv, fn in mod.functions.items():
-        if not is_opaque(fn):
-            out.functions[gv] = transform(fn)
-    return out

@@ -52,7 +52,7 @@ from typing import ClassVar
 from ...ir.attrs import DictAttrs
 from ...ir.expr import Call, Constant, Expr, Function, Op, Var
 from ...ir.module import IRModule
-from ...ir.normal_forms import is_opaque, opaque_children
+from ...ir.normal_forms import map_unfused_functions, opaque_children
 from ...ir.traverse import post_order
 from ...ir.types import FuncType, TensorType
 from ...op import OpPattern, get_op_def
@@ -77,11 +77,8 @@ class FuseOps(ModulePass):
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         level = self.fuse_opt_level if self.fuse_opt_level >= 0 else ctx.opt_level
-        out = mod.copy()
-        for gv, fn in mod.functions.items():
-            if not is_opaque(fn):
-                out.functions[gv] = fuse_ops(fn, fuse=level > 0, max_size=self.max_fuse_depth)
-        return out
+        return map_unfused_functions(
+            mod, lambda fn: fuse_ops(fn, fuse=level > 0, max_size=self.max_fuse_depth))
 
 
 @dataclass

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from .expr import Constructor, Function, GlobalVar
+from .expr import Constructor, Expr, Function, GlobalVar
 from .types import GlobalTypeVar, TypeData
 
 
@@ -79,7 +79,7 @@ class IRModule:
         self.type_definitions[data.header] = data
 
     @staticmethod
-    def from_expr(expr: "Expr", functions: dict[GlobalVar | str, Function] | None = None,
+    def from_expr(expr: Expr, functions: dict[GlobalVar | str, Function] | None = None,
                   type_defs: dict[GlobalTypeVar, TypeData] | list[TypeData] | None = None
                   ) -> IRModule:
         """A module whose entry is `expr`, as TVM's `IRModule.from_expr`.

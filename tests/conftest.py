@@ -56,3 +56,22 @@ class GoldenCase(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.case.first_line - 1, f"{self.path.name}::{self.case.name}"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def relay_kernel_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Compiled LLVM kernels are cached in one temporary folder per test run (shared by
+    the xdist workers: entries are written atomically), never in the user's cache."""
+    import os
+    base = tmp_path_factory.getbasetemp()
+    if base.name.startswith("popen-gw"):          # an xdist worker: share with the others
+        base = base.parent
+    folder = base / "relay_kernel_cache"
+    folder.mkdir(parents=True, exist_ok=True)
+    old = os.environ.get("RELAY_CACHE_DIR")
+    os.environ["RELAY_CACHE_DIR"] = str(folder)
+    yield folder
+    if old is None:
+        os.environ.pop("RELAY_CACHE_DIR", None)
+    else:
+        os.environ["RELAY_CACHE_DIR"] = old

@@ -1,0 +1,297 @@
+"""Host target machine, O3 (new pass manager), MCJIT, object code, `Kernel`.
+
+    kernels = compile_kernels([prim, ...], cache=True)   # {name: Kernel}, one LLVM module
+    k = kernels["fused_add"]; k(arrays)                    # inputs then (preallocated) outputs
+    k.module.get_source("ll")        # optimised LLVM IR ("ll-raw": before optimisation)
+    k.module.get_source("asm")       # host assembly
+    k.module.object_code             # bytes of the object file (load_object loads it back)
+"""
+from __future__ import annotations
+
+import ctypes
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import llvmlite
+import llvmlite.binding as llvm
+
+from . import loop_ir as L
+from .codegen import build_module
+
+COMPILER_VERSION = "relaylang-llvm-1"
+
+_LOCK = threading.RLock()
+_TM: Any = None
+_ENGINES: list[Any] = []      # every engine stays alive (its code may be referenced)
+
+
+def _init() -> None:
+    global _TM
+    if _TM is not None:
+        return
+    with _LOCK:
+        if _TM is not None:
+            return
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        target = llvm.Target.from_default_triple()
+        _TM = target.create_target_machine(cpu=host_cpu(), features=host_features(),
+                                           opt=3, codemodel="jitdefault")
+
+
+def host_cpu() -> str:
+    return llvm.get_host_cpu_name()
+
+
+def host_features() -> str:
+    return llvm.get_host_cpu_features().flatten()
+
+
+def target_id() -> str:
+    """What a compiled object depends on: triple, CPU, features, LLVM, our codegen."""
+    return f"{llvm.get_default_triple()}|{host_cpu()}|{host_features()}|{llvmlite.__version__}|{COMPILER_VERSION}"
+
+
+def target_machine() -> Any:
+    _init()
+    return _TM
+
+
+def optimize(mod: Any) -> None:
+    """O3 for the host, in place (new pass manager)."""
+    tm = target_machine()
+    pto = llvm.PipelineTuningOptions(speed_level=3)
+    pto.loop_vectorization = True
+    pto.slp_vectorization = True
+    pto.loop_unrolling = False       # True: O3 unrolls small fp16 kernels into 100s of KB
+    pto.loop_interleaving = True
+    pb = llvm.PassBuilder(tm, pto)
+    mpm = pb.getModulePassManager()
+    mpm.run(mod, pb)
+
+
+@dataclass(frozen=True)
+class KernelInfo:
+    """What a Kernel needs besides code: its name and parameters (shape, dtype), the
+    number of inputs and the parallel extent (JSON-able, for the cache and export)."""
+    name: str
+    params: tuple[tuple[tuple[int, ...], str], ...]
+    num_inputs: int
+    parallel_extent: int
+
+    @staticmethod
+    def of(prim: L.PrimFunc) -> KernelInfo:
+        return KernelInfo(prim.name, tuple((tuple(p.shape), p.dtype) for p in prim.params),
+                          prim.num_inputs, prim.parallel_extent)
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "params": [[list(s), d] for s, d in self.params],
+                "num_inputs": self.num_inputs, "parallel_extent": self.parallel_extent}
+
+    @staticmethod
+    def from_json(d: dict) -> KernelInfo:
+        return KernelInfo(str(d["name"]), tuple((tuple(int(x) for x in s), str(t))
+                                                for s, t in d["params"]),
+                          int(d["num_inputs"]), int(d["parallel_extent"]))
+
+
+ENTRY = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int64,
+                         ctypes.c_int64)
+
+
+class CompiledModule:
+    """One compiled LLVM module: its kernels, sources and object code."""
+
+    def __init__(self, raw_ir: str, object_code: bytes, infos: list[KernelInfo],
+                 optimized_ir: str | None = None):
+        self.raw_ir = raw_ir
+        self.object_code = object_code
+        self.infos = infos
+        self._optimized_ir = optimized_ir
+        self._asm: str | None = None
+        self.engine = _engine_from_object(object_code)
+        self.kernels = {info.name: Kernel(info, self.engine.get_function_address(info.name),
+                                          self) for info in infos}
+
+    def get_source(self, fmt: str = "ll") -> str:
+        """"ll": optimised LLVM IR; "ll-raw": before optimisation; "asm": assembly."""
+        if fmt == "ll-raw":
+            return self.raw_ir
+        if fmt in ("ll", "asm"):
+            if self._optimized_ir is None or (fmt == "asm" and self._asm is None):
+                mod = llvm.parse_assembly(self.raw_ir)
+                _prepare(mod)
+                optimize(mod)
+                self._optimized_ir = str(mod)
+                self._asm = target_machine().emit_assembly(mod)
+            if fmt == "ll":
+                return self._optimized_ir
+            assert self._asm is not None
+            return self._asm
+        raise ValueError(f"unknown source format {fmt!r} (ll, ll-raw, asm)")
+
+
+def _prepare(mod: Any) -> None:
+    tm = target_machine()
+    mod.triple = tm.triple
+    mod.data_layout = str(tm.target_data)
+
+
+def _engine_from_object(obj: bytes) -> Any:
+    tm = target_machine()
+    with _LOCK:
+        empty = llvm.parse_assembly("")
+        _prepare(empty)
+        engine = llvm.create_mcjit_compiler(empty, tm)
+        engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        engine.finalize_object()
+        _ENGINES.append(engine)
+    return engine
+
+
+def compile_ir(raw_ir: str) -> tuple[bytes, str, str]:
+    """(object code, optimised IR, assembly) of an LLVM IR module text."""
+    with _LOCK:
+        mod = llvm.parse_assembly(raw_ir)
+        _prepare(mod)
+        mod.verify()
+        optimize(mod)
+        opt = str(mod)
+        obj = target_machine().emit_object(mod)
+    return obj, opt, ""
+
+
+def vector_width() -> int:
+    """The widest vectors the host prefers: 512 bits with AVX-512, else LLVM's choice."""
+    return 512 if "+avx512f" in host_features().split(",") else 0
+
+
+def module_ir(prims: list[L.PrimFunc]) -> str:
+    mod = build_module(prims)
+    tm = target_machine()
+    mod.triple = tm.triple
+    mod.data_layout = str(tm.target_data)
+    text = str(mod)
+    width = vector_width()
+    if width:    # a string attribute llvmlite.ir cannot spell, on every function
+        text = re.sub(r"^(define [^\n]*\))( nounwind)?\n\{",
+                      lambda m: f'{m.group(1)} nounwind "prefer-vector-width"="{width}"\n{{',
+                      text, flags=re.MULTILINE)
+    return text
+
+
+def compile_module(prims: list[L.PrimFunc], cache: bool = True) -> CompiledModule:
+    """Compile the PrimFuncs into one module (from the kernel cache when it has it)."""
+    infos = [KernelInfo.of(p) for p in prims]
+    raw = module_ir(prims)
+    if cache:
+        from . import cache as kcache
+        hit = kcache.load(raw)
+        if hit is not None:
+            try:
+                return CompiledModule(raw, hit, infos)
+            except (RuntimeError, ValueError, OSError):   # a foreign entry: rebuild it
+                hit = None
+    obj, opt, _ = compile_ir(raw)
+    if cache:
+        from . import cache as kcache
+        kcache.store(raw, obj)
+    return CompiledModule(raw, obj, infos, optimized_ir=opt)
+
+
+def compile_kernels(prims: list[L.PrimFunc], cache: bool = True) -> dict[str, Kernel]:
+    return dict(compile_module(prims, cache=cache).kernels)
+
+
+def load_object(object_code: bytes, infos: list[KernelInfo], raw_ir: str = ""
+                ) -> CompiledModule:
+    """A CompiledModule from object code emitted before (e.g. an exported library)."""
+    return CompiledModule(raw_ir, object_code, infos)
+
+
+class KernelCallError(ValueError):
+    """Wrong arguments to a kernel (count, shape, dtype, layout)."""
+
+
+class Kernel:
+    """One native kernel; `k(arrays)` runs it over its whole parallel range."""
+
+    def __init__(self, info: KernelInfo, address: int, module: CompiledModule):
+        if not address:
+            raise RuntimeError(f"kernel {info.name} not found in the compiled module")
+        self.info = info
+        self.name = info.name
+        self.params = [(s, d) for s, d in info.params]
+        self.num_inputs = info.num_inputs
+        self.parallel_extent = info.parallel_extent
+        self.address = address
+        self.module = module
+        self._fn = ENTRY(address)
+
+    def check(self, arrays: list[Any]) -> list[Any]:
+        """The arrays, validated (and copied to 64-byte aligned memory when they are
+        not aligned); raises KernelCallError."""
+        import numpy as np
+        if len(arrays) != len(self.params):
+            raise KernelCallError(f"kernel {self.name} takes {len(self.params)} arrays "
+                                  f"({self.num_inputs} inputs, then outputs), got {len(arrays)}")
+        out = []
+        for k, (a, (shape, dtype)) in enumerate(zip(arrays, self.params)):
+            what = "input" if k < self.num_inputs else "output"
+            if not isinstance(a, np.ndarray):
+                raise KernelCallError(f"{self.name}: {what} {k} is not a numpy array")
+            if tuple(a.shape) != tuple(shape) or str(a.dtype) != dtype:
+                raise KernelCallError(f"{self.name}: {what} {k} must be {dtype}{list(shape)}, "
+                                      f"got {a.dtype}{list(a.shape)}")
+            if not a.flags.c_contiguous:
+                raise KernelCallError(f"{self.name}: {what} {k} is not C-contiguous")
+            if k >= self.num_inputs and not a.flags.writeable:
+                raise KernelCallError(f"{self.name}: output {k} is read-only")
+            out.append(a)
+        return out
+
+    def __call__(self, arrays: list[Any]) -> None:
+        arrays = self.check(list(arrays))
+        staged = [a if a.size == 0 or a.ctypes.data % 64 == 0 else aligned_copy(a)
+                  for a in arrays]
+        ptrs = pointer_array(staged)
+        self.run_range(ptrs, 0, self.parallel_extent)
+        for a, s in zip(arrays[self.num_inputs:], staged[self.num_inputs:]):
+            if s is not a:
+                a[...] = s
+
+    def run_range(self, ptrs: Any, begin: int, end: int) -> None:
+        """The native call over [begin, end) of the parallel loop; `ptrs` from
+        `pointer_array` (no checks: the arrays must be right and 64-byte aligned)."""
+        rc = self._fn(ptrs, begin, end)
+        if rc != 0:
+            raise RuntimeError(f"kernel {self.name} failed (status {rc})")
+
+    def __repr__(self) -> str:
+        return f"<Kernel {self.name} params={self.params} parallel={self.parallel_extent}>"
+
+
+def pointer_array(arrays: list[Any]) -> Any:
+    """The `void*[]` of the arrays' data pointers (keep the arrays alive while used)."""
+    ptrs = (ctypes.c_void_p * max(len(arrays), 1))()
+    for k, a in enumerate(arrays):
+        ptrs[k] = a.ctypes.data
+    return ptrs
+
+
+def aligned_empty(shape: Any, dtype: Any, align: int = 64) -> Any:
+    """An uninitialised C-contiguous array whose data is `align`-byte aligned."""
+    import numpy as np
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(n + align, dtype=np.uint8)
+    off = (-raw.ctypes.data) % align
+    return raw[off:off + n].view(dtype).reshape(shape)
+
+
+def aligned_copy(a: Any) -> Any:
+    out = aligned_empty(a.shape, a.dtype)
+    out[...] = a
+    return out

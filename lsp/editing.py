@@ -104,7 +104,7 @@ def annotation_actions(bindings: Iterable[Any], index: LineIndex, uri: str,
 
 def format_document(text: str, source_name: str, index: LineIndex) -> list[lsp.TextEdit]:
     """One edit replacing the whole text by the printer's layout (none if already so).
-    FormattingRefused when the formatter would drop comments written inside a definition."""
+    FormattingRefused when the text has errors or a comment would have no place."""
     formatted = format_whole(text, source_name)
     if formatted is None:
         return []

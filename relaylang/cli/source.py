@@ -5,8 +5,16 @@
     relay fmt FILE... [--check] [-i [--force]]
 
 A directory stands for the `.relay` files under it (one that holds none is an error);
-`-` is standard input. `fmt -i` refuses to rewrite a file whose comments inside
-definitions the layout would drop (exit 1, the file untouched) unless `--force`.
+`-` is standard input.
+
+`fmt` keeps comments (syntax/format.py): a comment on its own line(s) stays before the
+statement after it, re-indented; a comment after a statement stays after it on its line;
+a comment before a block's `}` stays at the end of the block. A comment inside an
+expression (`add(%x, /* c */ %y)`), or in a definition's head, moves to its own line
+before the statement (the definition). Definitions print types first, then functions,
+each by name, with the comments before each. Should a comment have no place, `fmt -i`
+refuses to rewrite the file (exit 1, the file untouched; the message names the comment's
+line) unless `--force`, which drops it.
 """
 from __future__ import annotations
 
@@ -67,15 +75,17 @@ def cmd_fmt(args: argparse.Namespace) -> int:
             print(e.render(color=color()), file=sys.stderr)
             status = EXIT_DIAGNOSTICS
             continue
+        where = ", ".join(f"{name}:{line}" for line in formatted.unplaced)
         if formatted.dropped_comments and args.in_place and not args.force:
             error(name, f"not rewritten: {formatted.dropped_comments} comment(s) inside "
-                        "definitions would be lost (fmt keeps only those before each "
-                        "definition); move them there, or give --force to drop them")
+                        f"definitions would be lost (at {where}): fmt found no place for "
+                        "them in the new layout; move them before a statement, or give "
+                        "--force to drop them")
             status = EXIT_DIAGNOSTICS
             continue
         if formatted.dropped_comments:
             print(f"{name}: warning: {formatted.dropped_comments} comment(s) inside definitions "
-                  "are not kept by fmt", file=sys.stderr)
+                  f"are not kept by fmt (at {where})", file=sys.stderr)
         if args.check:
             if formatted.text != text:
                 diff = difflib.unified_diff(text.splitlines(keepends=True),
@@ -109,12 +119,17 @@ def add_check_parser(sub: Any) -> None:
 
 
 def add_fmt_parser(sub: Any) -> None:
-    p = sub.add_parser("fmt", help="print files in the canonical layout")
+    p = sub.add_parser("fmt", help="print files in the canonical layout, keeping comments",
+                       description="Print files in the canonical layout. Comments are kept: "
+                       "before the statement they preceded, after the statement they "
+                       "followed on its line, or at the end of their block; a comment inside "
+                       "an expression or a definition's head moves to its own line before "
+                       "the statement or definition.")
     _files(p)
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true",
                       help="change nothing; exit 1 and show a diff if a file would change")
     mode.add_argument("-i", "--in-place", action="store_true", help="rewrite the files")
     p.add_argument("--force", action="store_true",
-                   help="with -i: rewrite even when comments inside definitions are lost")
+                   help="with -i: rewrite even when a comment has no place and is lost")
     p.set_defaults(run=cmd_fmt)

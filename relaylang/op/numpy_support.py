@@ -1,7 +1,9 @@
 """What the NumPy kernels of every family share: the floating-point error policy
-(`quietly`, `fp_errors_ignored`), Relay dtype -> NumPy dtype, an exact `erf`, and
+(`quietly`, `fp_errors_ignored`), Relay dtype -> NumPy dtype, an exact `erf`,
 float16 computed in float32 (`float16_in_float32`, applied by the registry to the
-kernels registered with `@implement(..., float16=float16_in_float32)`).
+kernels registered with `@implement(..., float16=float16_in_float32)`), and bfloat16:
+its carrier dtype `BFLOAT16`, the conversions `to_bfloat16`/`from_bfloat16`, and every
+kernel computing it in float32 (`implement`, the numpy kernels' registration).
 
 Imported only by `numpy_kernels` modules and by the code that runs them (the
 interpreter, FoldConstant): it imports NumPy.
@@ -29,11 +31,26 @@ _NUMPY_DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "
 
 
 def np_dtype(dtype: str) -> np.dtype:
-    """The NumPy dtype of a Relay dtype; NotImplementedError when NumPy has none."""
+    """The NumPy dtype of a Relay dtype; NotImplementedError when NumPy has none (bfloat16
+    included: `carrier_dtype` gives the dtype that holds its bits)."""
     name = canonical_dtype(dtype) or dtype
     if name not in _NUMPY_DTYPES:
         raise NotImplementedError(f"dtype {dtype} has no NumPy equivalent")
     return np.dtype(name)
+
+
+def carrier_dtype(dtype: str) -> np.dtype:
+    """The dtype of the arrays that hold a Relay dtype's values in the kernels: `np_dtype`,
+    or `BFLOAT16` (bit patterns) for bfloat16. Not for `np.asarray(value, dtype=...)`: a
+    number converted to BFLOAT16 becomes its bit pattern, not its value (`to_bfloat16`)."""
+    name = canonical_dtype(dtype) or dtype
+    return BFLOAT16 if name == "bfloat16" else np_dtype(name)
+
+
+def relay_dtype(dtype: np.dtype) -> str:
+    """The Relay dtype of a kernel array's dtype: `str(dtype)`, `bfloat16` for BFLOAT16
+    (the inverse of `carrier_dtype`)."""
+    return "bfloat16" if dtype == BFLOAT16 else str(dtype)
 
 
 # True inside `fp_errors_ignored`. A context variable, as NumPy's own error state is one:
@@ -141,12 +158,21 @@ def float16_in_float32(kernel: Callable[[list, Any], Any]) -> Callable[[list, An
     Not wrapped, on purpose: the fast_* approximations (TVM defines their float16
     steps), floor_divide/floor_mod/trunc_* (TVM rounds the quotient to float16 before
     flooring), clip (its bounds are converted to float16), casts.
+
+    bfloat16 inputs (or `out_dtype="bfloat16"`) are computed in float32 the same way,
+    by `bfloat16_in_float32`'s rules (which every numpy kernel gets, wrapped here or not).
     """
     def compute(inputs: list, attrs: Any) -> Any:
         for x in inputs:
-            if getattr(x, "dtype", None) == HALF:
+            # dtype.char: 'e' float16, 'V' the bfloat16 carrier (cheaper than dtype ==)
+            char = getattr(getattr(x, "dtype", None), "char", None)
+            if char == "e":
                 break
+            if char == "V" and x.dtype == BFLOAT16:
+                return bfloat16_call(kernel, inputs, attrs)
         else:
+            if attrs is not None and _names_bfloat16(attrs):
+                return bfloat16_call(kernel, inputs, attrs)
             return kernel(inputs, attrs)
         wide = [x.astype(SINGLE) if getattr(x, "dtype", None) == HALF else x for x in inputs]
         out_dtype = getattr(attrs, "out_dtype", None)
@@ -173,3 +199,185 @@ def _to_half(value: Any) -> Any:
     if getattr(value, "dtype", None) == SINGLE:
         return np.asarray(value).astype(HALF)
     return value
+
+
+# ------------------------------------------------------------------ bfloat16
+#
+# NumPy has no bfloat16, and ml_dtypes (which adds one) is not a dependency. A bfloat16
+# tensor is carried as its bit patterns in a one-field structured dtype, `BFLOAT16`
+# (`[("bfloat16", "<u2")]`), not as plain uint16: the kernels see arrays, not Relay types,
+# and a uint16 tensor must stay a uint16 tensor. A structured dtype also cannot take part
+# in arithmetic, so a kernel that forgot bfloat16 fails loudly instead of computing on the
+# integers. `carrier_dtype("bfloat16")` is the carrier and `relay_dtype` maps it back;
+# `np_dtype("bfloat16")` still raises (NumPy has no such dtype: `np.asarray(0.5, BFLOAT16)`
+# would store the bit pattern 0, not the value, so callers must mean the carrier).
+#
+# Values: every kernel computes bfloat16 in float32 and rounds each result once, to
+# nearest even (`to_bfloat16`); float32 -> bfloat16 -> float32 is exact (`from_bfloat16`).
+# bfloat16 has float32's exponent range, so rounding keeps subnormals (no flush) and
+# overflows to inf only past bfloat16's largest value plus half an ulp. A NaN stays a NaN
+# of the same sign with the top 7 payload bits; if those are all zero the quiet bit is set
+# (truncating would give inf). So bfloat16 -> float32 -> bfloat16 is the identity on all
+# 65536 bit patterns, signalling NaNs included, and ops that only move values are exact.
+
+BFLOAT16 = np.dtype([("bfloat16", "<u2")])
+_BITS16 = np.dtype("<u2")
+_SEQUENCES = (list, tuple)
+
+
+def is_bfloat16(x: Any) -> bool:
+    """Whether `x` is an array (or NumPy scalar) carrying bfloat16."""
+    return getattr(x, "dtype", None) == BFLOAT16
+
+
+def bfloat16_bits(x: Array) -> Array:
+    """The uint16 bit patterns of a bfloat16 array (a view)."""
+    return np.asarray(x).view(_BITS16)
+
+
+def from_bfloat16(x: Array) -> Array:
+    """bfloat16 -> float32, exactly (the bits shifted into float32's upper half)."""
+    bits = bfloat16_bits(x).astype(np.uint32)
+    return (bits << np.uint32(16)).view(SINGLE)
+
+
+def _round_to_bfloat16_bits(x: Array) -> Array:
+    """float32 -> bfloat16 bit patterns: round to nearest even, NaN kept (module notes)."""
+    u = np.ascontiguousarray(x, dtype=SINGLE).view(np.uint32)
+    rounded = ((u + (np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))))
+               >> np.uint32(16)).astype(np.uint16)
+    nan = (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
+    if nan.any():
+        top = (u >> np.uint32(16)).astype(np.uint16)
+        top |= np.where((top & np.uint16(0x7F)) == 0, np.uint16(0x40), np.uint16(0))
+        rounded = np.where(nan, top, rounded)
+    return rounded
+
+
+def to_bfloat16(x: Any) -> Array:
+    """An array (or scalar, or nested lists) of numbers as bfloat16: float32 values rounded
+    to nearest even; other dtypes are converted to float32 first, as TVM's legalisation
+    casts them (so a float64 or a large int64 can round twice). bfloat16 stays as it is."""
+    a = np.asarray(x)
+    if a.dtype == BFLOAT16:
+        return a
+    if a.dtype != SINGLE:
+        with np.errstate(over="ignore", invalid="ignore"):
+            a = a.astype(SINGLE)
+    return _round_to_bfloat16_bits(a).view(BFLOAT16).reshape(a.shape)
+
+
+def _names_bfloat16(attrs: Any) -> bool:
+    """Whether the op's attributes ask for a bfloat16 result (`out_dtype`/`dtype`)."""
+    out = getattr(attrs, "out_dtype", None) or getattr(attrs, "dtype", None)
+    return isinstance(out, str) and out.startswith("bfloat") and canonical_dtype(out) == "bfloat16"
+
+
+def _widen(x: Any) -> Any:
+    dtype = getattr(x, "dtype", None)
+    if dtype == BFLOAT16:
+        return from_bfloat16(x)
+    if dtype is None and isinstance(x, _SEQUENCES):
+        return type(x)(_widen(v) for v in x)
+    return x
+
+
+def _narrow(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return tuple(_narrow(v) for v in value)
+    if getattr(value, "dtype", None) == SINGLE:
+        return to_bfloat16(value)
+    return value
+
+
+def _first_float(inputs: list) -> np.dtype | None:
+    """The dtype of the first floating-point (or bfloat16) array among the inputs, looking
+    into tuple arguments (concatenate, stack)."""
+    for x in inputs:
+        dtype = getattr(x, "dtype", None)
+        if dtype is None and isinstance(x, _SEQUENCES):
+            found = _first_float(list(x))
+            if found is not None:
+                return found
+        elif dtype is not None and (dtype.kind == "f" or dtype == BFLOAT16):
+            return dtype
+    return None
+
+
+def bfloat16_call(kernel: Callable[[list, Any], Any], inputs: list, attrs: Any) -> Any:
+    """`kernel` on bfloat16 inputs (or attributes naming bfloat16), computed in float32.
+
+    Which float32 results are rounded to bfloat16: an `out_dtype`/`dtype` attribute that
+    names a dtype decides (bfloat16: rounded, and the kernel sees float32; any other: the
+    kernel's own); without one, they are rounded when the first floating-point input is
+    bfloat16, the input whose dtype a Relay op's result takes (`x` of `where(c, x, y)`,
+    the data of `reshape_like(data, like)`, of `full_like`, of `bias_add`)."""
+    rounds = _first_float(inputs) == BFLOAT16
+    for name in ("out_dtype", "dtype"):
+        value = getattr(attrs, name, None)
+        if isinstance(value, str) and value:
+            rounds = canonical_dtype(value) == "bfloat16"
+            if rounds:
+                attrs = dataclasses.replace(attrs, **{name: "float32"})
+            break
+    wide = [_widen(x) for x in inputs]
+    if rounds:
+        return quietly(lambda: _narrow(kernel(wide, attrs)))
+    return quietly(kernel, wide, attrs)
+
+
+Kernel = Callable[[list, Any], Any]
+
+
+def bfloat16_in_float32(kernel: Kernel, on_bfloat16: Kernel | None = None) -> Kernel:
+    """`kernel` computing bfloat16 in float32 and rounding each result once (module notes;
+    `bfloat16_call` says which results); other inputs go straight to `kernel`. With
+    `on_bfloat16`, bfloat16 runs that kernel instead (in float32): the fast_* ops, which TVM
+    approximates for float32 only and computes exactly for bfloat16."""
+    target = kernel if on_bfloat16 is None else on_bfloat16
+
+    def compute(inputs: list, attrs: Any) -> Any:
+        for x in inputs:
+            try:
+                bits = x.dtype.char == "V" and x.dtype == BFLOAT16   # 'V': cheap to test
+            except AttributeError:          # a tuple argument (concatenate, stack)
+                bits = isinstance(x, _SEQUENCES) and _first_float(list(x)) == BFLOAT16
+            if bits:
+                return bfloat16_call(target, inputs, attrs)
+        if attrs is not None and _names_bfloat16(attrs):
+            return bfloat16_call(target, inputs, attrs)
+        return kernel(inputs, attrs)
+    compute.__name__ = getattr(kernel, "__name__", "kernel")
+    compute.__qualname__ = getattr(kernel, "__qualname__", compute.__name__)
+    compute.__module__ = getattr(kernel, "__module__", __name__)
+    compute.__doc__ = getattr(kernel, "__doc__", None)
+    compute.__wrapped__ = kernel             # type: ignore[attr-defined]
+    return compute
+
+
+def implement(*names: str, float16: Callable[[Kernel], Kernel] | None = None,
+              bfloat16: bool | Kernel = True) -> Callable[[Kernel], Kernel]:
+    """`registry.implement` for the numpy kernels, with bfloat16 support:
+
+        @implement("nn.dense", float16=float16_in_float32)
+
+    `float16`: as in `registry.implement` (`float16_in_float32` computes bfloat16 too).
+    `bfloat16`: True (the default), bfloat16 computed in float32 by
+    `bfloat16_in_float32`; a kernel, that kernel computes bfloat16 (in float32) instead;
+    False, the kernel takes the carrier itself (casts, reinterpret), as does a kernel whose
+    attribute `handles_bfloat16` is true (the binary kernels: they test for the carrier
+    themselves and call `bfloat16_call`, cheaper than a wrapper's extra call). The
+    decorator returns the function itself, unwrapped."""
+    from .registry import implement as register
+
+    def adapt(fn: Kernel) -> Kernel:
+        inner = float16(fn) if float16 is not None else fn
+        if (bfloat16 is False or getattr(fn, "handles_bfloat16", False)
+                or (float16 is float16_in_float32 and bfloat16 is True)):
+            return inner
+        outer = bfloat16_in_float32(inner, None if bfloat16 is True else bfloat16)
+        outer.__wrapped__ = fn               # type: ignore[attr-defined]
+        return outer
+
+    needs_adapter = float16 is not None or bfloat16 is not False
+    return register(*names, target="numpy", float16=adapt if needs_adapter else None)

@@ -77,3 +77,76 @@ def deep_comment_at(e: UnexpectedInput, text: str) -> int | None:
         if start >= 0 and text.startswith("/*", start) and comment_end(text, start) is not None:
             return start
     return None
+
+
+# ------------------------------------------------------------------ scanning comments
+# For the formatter (format.py), which carries comments over to the printed text: where
+# each comment is, and the text with comments and string contents blanked, in which braces
+# are the program's own.
+
+_SCAN = re.compile(r"""
+    (?P<string>"(?:[^"\\]|\\[\s\S])*")
+  | (?P<line>//[^\n]*)
+  | meta\[[^\]\[\s]*\]\[[0-9]+\]
+  | \#\[[^\]]*\]
+  | [0-9][0-9.eE+\-]*(?:[if][0-9.eE+\-]*)?
+  | [%@]?[A-Za-z_][A-Za-z0-9_/]*(?:\.[A-Za-z_][A-Za-z0-9_/]*)*
+  | (?P<open>/\*)
+""", re.VERBOSE)
+
+
+class Comment:
+    """A comment at text[start:end] (a `//` comment ends before its line break)."""
+
+    __slots__ = ("end", "start", "text")
+
+    def __init__(self, start: int, end: int, text: str):
+        self.start, self.end, self.text = start, end, text
+
+    @property
+    def is_block(self) -> bool:
+        return self.text.startswith("/*")
+
+    def __repr__(self) -> str:
+        return f"Comment({self.start}, {self.end}, {self.text!r})"
+
+
+def scan_comments(text: str, stop: int | None = None) -> list[Comment]:
+    """The comments of `text[:stop]`, in order; an unterminated block comment is not one
+    (the parser reports it)."""
+    limit = len(text) if stop is None else stop
+    out: list[Comment] = []
+    pos = 0
+    while pos < limit:
+        m = _SCAN.search(text, pos, limit)
+        if m is None:
+            break
+        if m.group("line") is not None:
+            body = m.group().rstrip("\r \t")
+            out.append(Comment(m.start(), m.start() + len(body), body))
+        elif m.group("open") is not None:
+            end = comment_end(text, m.start())
+            if end is None:
+                break
+            out.append(Comment(m.start(), end, text[m.start():end]))
+            pos = end
+            continue
+        pos = m.end()
+    return out
+
+
+def code_skeleton(text: str, comments: list[Comment]) -> str:
+    """`text` with its comments turned into spaces (line breaks kept) and the insides of
+    its string literals into `x`, so that every brace left is code and positions stay."""
+    pieces: list[str] = []
+    done = 0
+    for c in comments:
+        pieces.append(text[done:c.start])
+        pieces.append(_NOT_NEWLINE.sub(lambda r: " " * len(r.group()), text[c.start:c.end]))
+        done = c.end
+    pieces.append(text[done:])
+    blanked = "".join(pieces)
+    return _STRING.sub(lambda m: '"' + re.sub(r"[^\r\n]", "x", m.group()[1:-1]) + '"', blanked)
+
+
+_STRING = re.compile(r'"(?:[^"\\\n]|\\[\s\S])*"')

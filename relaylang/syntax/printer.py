@@ -65,13 +65,18 @@ _BOUND, _INLINE, _INLINE_VALUE = "bound", "inline", "inline_value"
 _MODE = {_ARG: _BOUND, _FINAL: _INLINE, _VALUE: _INLINE_VALUE}
 
 Visit = Generator[Expr, Pieces, Pieces]
+# `decorate(definition, lines, anchors)`: called by `module_text` on each definition's
+# pieces before they are laid out (the formatter places comments with it).
+Decorate = Callable[[Any, list, dict], None]
 
 
-def astext(node: IRModule | Expr | Type, show_meta_data: bool = True) -> str:
-    """The Relay text of a module or expression (a type prints alone, without header)."""
+def astext(node: IRModule | Expr | Type, show_meta_data: bool = True,
+           decorate: Decorate | None = None) -> str:
+    """The Relay text of a module or expression (a type prints alone, without header).
+    `decorate` (modules): see `TextPrinter.module_text`."""
     printer = TextPrinter()
     if isinstance(node, IRModule):
-        body = printer.module_text(node)
+        body = printer.module_text(node, decorate)
     elif isinstance(node, Expr):
         body = printer.expr_text(node)
     elif isinstance(node, Type):
@@ -108,11 +113,18 @@ def _post_order(root: Expr) -> list[Expr]:
 
 class TextPrinter(ValuePrinter):
     """One printing of one module or expression: names, graph ids and meta table are shared
-    by the whole text; the plan (users, scopes, inlining) is made per definition."""
+    by the whole text; the plan (users, scopes, inlining) is made per definition.
+
+    `anchors`, while `module_text` runs with a `decorate`, maps each statement line the
+    printer makes (the id of a Block item: a bound `%N = ...;`, a `let`, a sequenced `e;`,
+    the final expression of a scope written in place, a match clause, a constructor) to the
+    IR node it prints (a Pattern for a clause), so that the formatter can find, by the
+    node's span, where a line came from."""
 
     def __init__(self) -> None:
         super().__init__()
         self._temp = 0          # graph ids count on across the whole text (§11.3)
+        self.anchors: dict[int, Any] | None = None   # recorded only for a `decorate`
         self._reset()
 
     def _reset(self) -> None:
@@ -129,11 +141,23 @@ class TextPrinter(ValuePrinter):
         self._deps: dict[int, tuple[int, ...]] = {}   # node -> pending let vars it uses
 
     # -------------------------------------------------------------- entry points
-    def module_text(self, mod: IRModule) -> str:
-        items = [layout([self._type_data(mod.type_definitions[gtv])])
-                 for gtv in sorted(mod.type_definitions, key=lambda g: g.name_hint)]
-        items += [layout([self._definition(gv.name_hint, mod.functions[gv])])
-                  for gv in sorted(mod.functions, key=lambda g: g.name_hint)]
+    def module_text(self, mod: IRModule, decorate: Decorate | None = None) -> str:
+        """The definitions, types first, each by name. `decorate`, if given, sees each
+        definition's lines (a list holding its one line) before they are laid out."""
+        defs: list[tuple[Any, Callable[[], Pieces]]] = [
+            (mod.type_definitions[gtv], lambda d=mod.type_definitions[gtv]: self._type_data(d))
+            for gtv in sorted(mod.type_definitions, key=lambda g: g.name_hint)]
+        defs += [(mod.functions[gv],
+                  lambda gv=gv: self._definition(gv.name_hint, mod.functions[gv]))
+                 for gv in sorted(mod.functions, key=lambda g: g.name_hint)]
+        items = []
+        for node, make in defs:
+            self.anchors = {} if decorate is not None else None
+            lines = [make()]
+            if decorate is not None:
+                decorate(node, lines, self.anchors)
+            items.append(layout(lines))
+        self.anchors = None
         return "\n".join(item + "\n" for item in items)
 
     def expr_text(self, expr: Expr) -> str:
@@ -163,12 +187,19 @@ class TextPrinter(ValuePrinter):
         head = "type " + data.header.name_hint
         if data.type_params:
             head += "[" + ", ".join(self.type_var_name(tv) for tv in data.type_params) + "]"
+        if not data.constructors:
+            # A type without constructors is opaque: TVM's `extern type` (its parser's spelling
+            # of a declaration with no body). `type T {}` reads as the same TypeData.
+            return ["extern " + head]
         body = Block("{", "}")
         for ctor in data.constructors:
             fields = ""
             if ctor.inputs:
                 fields = "(" + ", ".join(self.type_text(t) for t in ctor.inputs) + ")"
-            body.items.append([ctor.name + fields + ","])
+            item = [ctor.name + fields + ","]
+            body.items.append(item)
+            if self.anchors is not None:
+                self.anchors[id(item)] = ctor
         return [head + " ", body]
 
     # -------------------------------------------------------------- planning
@@ -279,7 +310,10 @@ class TextPrinter(ValuePrinter):
             place = self._scopes[-1]
         name = f"%{self._temp}"
         self._temp += 1
-        place.items.append([name, " = ", *pieces, ";"])
+        item = [name, " = ", *pieces, ";"]
+        place.items.append(item)
+        if self.anchors is not None:
+            self.anchors[id(item)] = node  # type: ignore[index]
         self._memo[id(node)] = name
         return [name]
 
@@ -306,10 +340,23 @@ class TextPrinter(ValuePrinter):
 
     # -------------------------------------------------------------- one node each
     def _in_scope(self, block: Block, child: Expr) -> Visit:
+        """The text of `child`, the final expression of `block`, printed inside it."""
         self._scopes.append(block)
         text = yield child
         self._scopes.pop()
+        if self.anchors is not None:
+            self._anchor_final(text, child)
         return text
+
+    def _anchor_final(self, item: Pieces, node: Expr) -> None:
+        """Record `item`, the last line of a scope, as printing `node` if it is written
+        there in place (not a name bound elsewhere, not an atom)."""
+        while isinstance(node, Let) and self._mode.get(id(node)) == _INLINE:
+            node = self._chains[id(node)][0][-1].body    # an in-place chain: its body
+        if isinstance(node, _ALWAYS_INLINE) or self._mode.get(id(node)) != _INLINE \
+                or isinstance(node, Let):
+            return
+        self.anchors[id(item)] = node  # type: ignore[index]
 
     def _attr_items(self, attrs: object) -> Generator[Expr, Pieces, list[Pieces]]:
         texts: dict[int, str] = {}
@@ -384,18 +431,26 @@ class TextPrinter(ValuePrinter):
                     and id(link.var) not in self._users):
                 # An anonymous, unused variable: the sequencing `e1; e2` it was read from.
                 value = yield link.value
-                block.items.append([*value, ";"])
+                item = [*value, ";"]
+                block.items.append(item)
+                if self.anchors is not None:
+                    self.anchors[id(item)] = link if link.span is not None else link.value
                 continue
             var = self.var_def(link.var)          # named first: in scope in its own value
             self._pending[id(link.var)] = block
             value = yield link.value
             del self._pending[id(link.var)]
-            block.items.append(["let ", var, " = ", *value, ";"])
+            item = ["let ", var, " = ", *value, ";"]
+            block.items.append(item)
+            if self.anchors is not None:
+                self.anchors[id(item)] = link
         final = yield chain[-1].body
         if inline:
             return final
         self._scopes.pop()
         block.items.append(final)
+        if self.anchors is not None:
+            self._anchor_final(final, chain[-1].body)
         return [block]
 
     def _match(self, node: Match) -> Visit:
@@ -404,7 +459,10 @@ class TextPrinter(ValuePrinter):
         for clause, arm in zip(node.clauses, self._blocks[id(node)]):
             pattern = self.pattern_text(clause.lhs)
             arm.items.append((yield from self._in_scope(arm, clause.rhs)))
-            clauses.items.append([pattern + " => ", arm, ","])
+            item = [pattern + " => ", arm, ","]
+            clauses.items.append(item)
+            if self.anchors is not None:
+                self.anchors[id(item)] = clause.lhs
         pieces: Pieces = ["match" if node.complete else "match?", " (", *data, ") ", clauses]
         if self._mode[id(node)] != _INLINE:      # `match` is not an atom: `(match ...)`
             pieces = ["(", *pieces, ")"]

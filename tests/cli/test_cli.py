@@ -75,11 +75,13 @@ def test_fmt_prints_check_and_in_place(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["fmt", "--check", path]) == 0
 
 
-def test_fmt_warns_about_dropped_body_comments(tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
-    path = _write(tmp_path, "c.relay", GOOD.replace("add(%x, 1f)", "add(%x, 1f) // inner"))
+def test_fmt_keeps_body_comments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path, "c.relay", GOOD.replace("add(%x, 1f)", "add(%x,   1f) // inner"))
     assert main(["fmt", path]) == 0
-    assert "1 comment(s) inside definitions are not kept" in capsys.readouterr().err
+    out = capsys.readouterr()
+    assert "  add(%x, 1f)  // inner\n" in out.out and out.err == ""
+    assert main(["fmt", "-i", path]) == 0
+    assert main(["fmt", "--check", path]) == 0
 
 
 def test_fmt_check_examples_is_clean() -> None:

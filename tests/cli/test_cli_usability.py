@@ -85,12 +85,33 @@ BODY_COMMENT = HEADER + ("// kept: before the def\n"
                          "}\n")
 
 
-def test_fmt_in_place_refuses_to_drop_comments(tmp_path: Path, capsys: Capture) -> None:
+def test_fmt_in_place_keeps_comments_inside_definitions(tmp_path: Path, capsys: Capture) -> None:
+    path = tmp_path / "commented.relay"
+    path.write_text(BODY_COMMENT)
+    assert main(["fmt", "-i", str(path)]) == 0
+    assert capsys.readouterr().err == ""
+    assert path.read_text() == HEADER + ("// kept: before the def\n"
+                                         "def @main(%x: float32) {\n"
+                                         "  // lost: inside the body\n"
+                                         "  add(%x, 1f)\n"
+                                         "}\n")
+
+
+def test_fmt_in_place_refuses_when_a_comment_has_no_place(tmp_path: Path, capsys: Capture,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from relaylang.syntax import format as fmt
+    real = fmt.format_text
+
+    def losing(text: str, source_name: str = "from_string") -> fmt.Formatted:
+        done = real(text, source_name)      # as if the comment on line 4 had no place
+        return fmt.Formatted(done.text.replace("  // lost: inside the body\n", ""), 1, [4])
+    monkeypatch.setattr(fmt, "format_text", losing)
     path = tmp_path / "commented.relay"
     path.write_text(BODY_COMMENT)
     assert main(["fmt", "-i", str(path)]) == 1
     err = capsys.readouterr().err
-    assert f"{path}: error: not rewritten: 1 comment(s) inside definitions would be lost" in err
+    assert (f"{path}: error: not rewritten: 1 comment(s) inside definitions would be lost "
+            f"(at {path}:4)") in err
     assert path.read_text() == BODY_COMMENT                      # untouched
     assert main(["fmt", "-i", "--force", str(path)]) == 0
     assert "// lost" not in path.read_text() and "// kept" in path.read_text()

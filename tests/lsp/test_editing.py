@@ -107,9 +107,9 @@ def test_range_formatting_touches_only_the_definitions_in_the_range() -> None:
     assert editing.format_range(out, URI, LineIndex(out), window) == []
 
 
-def test_formatting_is_refused_rather_than_dropping_comments_or_with_errors() -> None:
+def test_formatting_keeps_comments_and_is_refused_with_errors() -> None:
     text = SAMPLE.replace("  let %y", "  // why\n  let %y")
-    with pytest.raises(editing.FormattingRefused, match="drop comments"):
-        editing.format_document(text, URI, LineIndex(text))
+    (edit,) = editing.format_document(text, URI, LineIndex(text))
+    assert "  // why\n  let %y" in edit.new_text
     with pytest.raises(editing.FormattingRefused, match="has errors"):
         editing.format_document(text + "def @", URI, LineIndex(text))

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..numpy_support import float16_in_float32 as IN_FLOAT32
-from ..registry import implement
+from ..numpy_support import implement
 from ..resize_numpy import resize_hw
 
 

@@ -23,7 +23,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ..fast_math_kernels import fast_exp
 from ..numpy_support import float16_in_float32 as IN_FLOAT32
-from ..registry import implement
+from ..numpy_support import implement
 from . import conv_kernels, resample_kernels  # noqa: F401  (they register their kernels)
 
 
@@ -100,7 +100,7 @@ def softmax(inputs: list, attrs: Any) -> np.ndarray:
     return (e / e.sum(axis=attrs.axis, keepdims=True)).astype(x.dtype, copy=False)
 
 
-@implement("nn.fast_softmax")
+@implement("nn.fast_softmax", bfloat16=softmax)   # TVM's fast_exp: exact for bfloat16
 def fast_softmax(inputs: list, attrs: Any) -> np.ndarray:
     """softmax with TVM's fast_exp approximation (float32; other dtypes exact), as
     topi's fast_softmax computes it."""

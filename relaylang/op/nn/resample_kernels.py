@@ -11,7 +11,7 @@ import numpy as np
 
 from ..layouts import axis_positions
 from ..numpy_support import float16_in_float32 as IN_FLOAT32
-from ..registry import implement
+from ..numpy_support import implement
 from ..resize_numpy import resize_hw
 from ..shape_rules import scaled
 

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ..numpy_support import float16_in_float32 as IN_FLOAT32
-from ..registry import implement
+from ..numpy_support import implement
 from .relations import adaptive_output_size, pool_geometry, pooled_axes
 
 Kernel = Callable[[list, Any], Any]

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..numpy_support import float16_in_float32 as IN_FLOAT32
 from ..numpy_support import quietly
-from ..registry import implement
+from ..numpy_support import implement
 from .relations import reduce_axes, reduced_shape
 
 Array = np.ndarray

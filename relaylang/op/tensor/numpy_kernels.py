@@ -18,6 +18,8 @@ handled here:
 - float16 math functions, comparisons, maximum/minimum and power compute in
   float32 and round once (`float16=IN_FLOAT32`, numpy_support.float16_in_float32);
   +, -, *, / run in NumPy's float16 loops, which are correctly rounded already;
+- bfloat16 (bit patterns in numpy_support's BFLOAT16 carrier) is computed in float32
+  and rounded once by every kernel (numpy_support.implement); casts go through float32;
 - `power` with one constant exponent in {0, ±1, ±2, 3, 4, ±0.5} multiplies,
   divides or takes sqrt (`float_power`), with C's pow at special values.
 
@@ -32,9 +34,18 @@ from typing import Any
 import numpy as np
 
 from ..fast_math_kernels import fast_erf, fast_exp, fast_tanh
-from ..numpy_support import IGNORING, erf, np_dtype, quietly
+from ..numpy_support import (
+    BFLOAT16,
+    IGNORING,
+    bfloat16_call,
+    carrier_dtype,
+    erf,
+    from_bfloat16,
+    implement,
+    quietly,
+    to_bfloat16,
+)
 from ..numpy_support import float16_in_float32 as IN_FLOAT32
-from ..registry import implement
 
 Kernel = Callable[[list, Any], Any]
 Array = np.ndarray
@@ -111,7 +122,8 @@ implement("negative")(_exact(_negative))
 implement("abs")(_exact(np.abs))
 implement("sign")(_exact(_sign))
 implement("exp", float16=IN_FLOAT32)(_float_math(np.exp))
-implement("fast_exp")(_float_math(fast_exp))
+# bfloat16: TVM approximates float32 only (and float16 for fast_erf); bfloat16 is exact.
+implement("fast_exp", bfloat16=_float_math(np.exp))(_float_math(fast_exp))
 implement("log", float16=IN_FLOAT32)(_float_math(np.log))
 implement("log2", float16=IN_FLOAT32)(_float_math(np.log2))
 implement("log10", float16=IN_FLOAT32)(_float_math(np.log10))
@@ -119,9 +131,9 @@ implement("sqrt", float16=IN_FLOAT32)(_float_math(np.sqrt))
 implement("rsqrt", float16=IN_FLOAT32)(_float_math(lambda x: 1 / np.sqrt(x)))
 implement("sigmoid", float16=IN_FLOAT32)(_float_math(lambda x: 1 / (1 + np.exp(-x))))
 implement("tanh", float16=IN_FLOAT32)(_float_math(np.tanh))
-implement("fast_tanh")(_float_math(fast_tanh))
+implement("fast_tanh", bfloat16=_float_math(np.tanh))(_float_math(fast_tanh))
 implement("erf", float16=IN_FLOAT32)(_float_math(erf))
-implement("fast_erf")(_float_math(fast_erf))
+implement("fast_erf", bfloat16=_float_math(erf))(_float_math(fast_erf))
 implement("floor")(_rounding(np.floor))
 implement("ceil")(_rounding(np.ceil))
 implement("round")(_rounding(round_half_away))
@@ -228,12 +240,15 @@ def _binary(fn: Callable[[Array, Array], Array], result: str | None = None,
 
     def kernel(inputs: list, attrs: Any) -> Array:
         a, b = inputs
+        if a.dtype.char == "V":     # bfloat16 (numpy_support): in float32, rounded once
+            return bfloat16_call(kernel, inputs, attrs)
         if wraps_bool and a.dtype.kind == "b":
             return np.asarray(fn(a.astype(np.uint8), b.astype(np.uint8)) & 1, dtype=a.dtype)
         if ignoring():              # inlined `quietly`; the cast to the result dtype inside
             return np.asarray(fn(a, b), dtype=dtype or a.dtype)
         with np.errstate(all="ignore"):
             return np.asarray(fn(a, b), dtype=dtype or a.dtype)
+    kernel.handles_bfloat16 = True        # type: ignore[attr-defined]
     return kernel
 
 
@@ -296,18 +311,31 @@ def clip(inputs: list, attrs: Any) -> Array:
     return _out(np.maximum(np.minimum(x, hi), lo), x.dtype)
 
 
-@implement("cast")
-def cast(inputs: list, attrs: Any) -> Array:
+def cast_to(x: Array, dtype: np.dtype) -> Array:
+    """`x` converted to `dtype`. bfloat16 goes through float32, as TVM's legalisation
+    casts it: from bfloat16, exactly widened then converted; to bfloat16, converted to
+    float32 then rounded to nearest even (numpy_support.to_bfloat16)."""
+    if x.dtype == BFLOAT16:
+        if dtype == BFLOAT16:
+            return x.copy()
+        x = from_bfloat16(x)
+    elif dtype == BFLOAT16:
+        return quietly(to_bfloat16, x)
     # float -> int out of range: undefined in TVM too
-    return quietly(inputs[0].astype, np_dtype(attrs.dtype))
+    return quietly(x.astype, dtype)
 
 
-@implement("cast_like")
+@implement("cast", bfloat16=False)
+def cast(inputs: list, attrs: Any) -> Array:
+    return cast_to(inputs[0], carrier_dtype(attrs.dtype))
+
+
+@implement("cast_like", bfloat16=False)
 def cast_like(inputs: list, attrs: Any) -> Array:
-    return quietly(inputs[0].astype, inputs[1].dtype)
+    return cast_to(inputs[0], inputs[1].dtype)
 
 
-@implement("reinterpret")
+@implement("reinterpret", bfloat16=False)
 def reinterpret(inputs: list, attrs: Any) -> Array:
     x = inputs[0] if inputs[0].flags.c_contiguous else inputs[0].copy()
-    return x.view(np_dtype(attrs.dtype))
+    return x.view(carrier_dtype(attrs.dtype))   # bfloat16's carrier holds its bits

@@ -17,7 +17,7 @@ import numpy as np
 from ..layouts import parse_layout, primal_sizes, transformed_shape
 from ..numpy_support import float16_in_float32 as IN_FLOAT32
 from ..numpy_support import np_dtype, quietly
-from ..registry import implement
+from ..numpy_support import implement
 from ..shape_rules import ints
 from .index_relations import arange_length
 from .shape_relations import axis_range, infer_newshape, squeeze_axes, transpose_axes

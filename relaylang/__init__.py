@@ -18,8 +18,9 @@ _LAZY = {
     "DiagnosticError": ("relaylang.ir.diagnostics", "DiagnosticError"),
     "Diagnostic": ("relaylang.ir.diagnostics", "Diagnostic"),
     "IRModule": ("relaylang.ir.module", "IRModule"),
-    "evaluate": ("relaylang.backend.interpreter.executor", "evaluate"),
-    "create_executor": ("relaylang.backend.interpreter.executor", "create_executor"),
+    "evaluate": ("relaylang.backend.build", "evaluate"),
+    "create_executor": ("relaylang.backend.build", "create_executor"),
+    "build": ("relaylang.backend.build", "build"),
     "prelude": ("relaylang.std", "prelude"),
 }
 
@@ -30,8 +31,16 @@ _BUILDER_NAMES = ("var", "const", "Function", "Let", "If", "Tuple", "TupleGetIte
                   "TupleType")
 _LAZY.update({name: ("relaylang.ir.builder", name) for name in _BUILDER_NAMES})
 
+# Modules of the public API that live deeper in the package: `rl.graph_executor.GraphModule`,
+# `rl.runtime.load_module` (TVM's names).
+_MODULES = {
+    "graph_executor": "relaylang.backend.graph_executor",
+    "runtime": "relaylang.backend.runtime",
+}
+
 if TYPE_CHECKING:
-    from .backend.interpreter.executor import create_executor, evaluate
+    from .backend import graph_executor, runtime
+    from .backend.build import build, create_executor, evaluate
     from .ir.builder import (
         Call,
         Function,
@@ -63,6 +72,11 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(module), attr)
         globals()[name] = value
         return value
+    if name in _MODULES:
+        import importlib
+        module = importlib.import_module(_MODULES[name])
+        globals()[name] = module
+        return module
     if name in ("ir", "op", "syntax", "typing", "transform", "backend", "analysis"):
         import importlib
         if name == "op":
@@ -102,7 +116,8 @@ def _op_builder(name: str) -> Any:
 def __dir__() -> list[str]:
     from .op.make import namespace
     public = {m for m in _submodules() if not m.startswith("_")}
-    return sorted(set(globals()) | set(_LAZY) | public | set(dir(namespace(""))))
+    return sorted(set(globals()) | set(_LAZY) | set(_MODULES) | public |
+                  set(dir(namespace(""))))
 
 
-__all__ = sorted(_LAZY) + ["__version__"]
+__all__ = sorted(_LAZY) + sorted(_MODULES) + ["__version__"]

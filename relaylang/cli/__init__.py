@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "check": "relaylang.cli.source:add_check_parser",
     "fmt": "relaylang.cli.source:add_fmt_parser",
     "run": "relaylang.cli.run:add_run_parser",
+    "build": "relaylang.cli.build:add_build_parser",
     "opt": "relaylang.cli.opt:add_opt_parser",
     "repl": "relaylang.repl.command:add_repl_parser",
     "test": "relaylang.testing.command:add_test_parser",

@@ -1,7 +1,12 @@
-"""`relay run FILE`: run a function with the reference interpreter.
+"""`relay run FILE|LIB`: run a function with the reference interpreter or natively.
 
     relay run FILE [--entry main] [--input NAME=FILE.npy] [--params FILE.npz] [--random-inputs]
              [--max-depth N] [--time] [--full] [--output FILE.npy] [--top-k K]
+             [--target interp|llvm]
+    relay run LIB.rlib [same options but --params]     # a library from `relay build`
+
+`--target llvm` builds the program with the LLVM backend (`rl.build`) and runs the
+library; a library file (written by `relay build` / `lib.export_library`) runs as it is.
 
 The result is printed as NumPy prints it (tuples one leaf per line); every problem with
 the inputs is one line `FILE: error: ...`, run-time errors point at the source.
@@ -152,14 +157,42 @@ def _gather_inputs(args: argparse.Namespace, fn: Function, bound: set[str],
     return values
 
 
-def _execute(args: argparse.Namespace, typed: IRModule, values: list[Any]) -> Any:
+def _build_native(args: argparse.Namespace, typed: IRModule) -> Any:
+    """`--target llvm`: the library of `typed` (params already bound), called like an
+    executor; fallback ops are a warning."""
+    from ..backend.build import NativeExecutor, build
+    from ..ir.diagnostics import DiagnosticError
+    try:
+        lib = build(typed, target="llvm", entry=args.entry, max_depth=args.max_depth)
+    except DiagnosticError as e:
+        raise _RunFailed(e.render(color=color())) from e
+    warn_fallback(args.file, lib)
+    return NativeExecutor(lib)
+
+
+def warn_fallback(path: str, lib: Any) -> None:
+    """The ops of `lib` that run with their NumPy kernels, as a warning on stderr (with
+    the core's reason where an op has a lowering that refused this use)."""
+    ops = lib.fallback_ops
+    if not ops:
+        return
+    reasons = lib.fallback_reasons
+    named = ", ".join(f"{op} ({reasons[op]})" if op in reasons else op for op in ops)
+    print(f"{path}: warning: {len(ops)} op(s) have no native lowering here and run with "
+          f"their NumPy kernels: {named}", file=sys.stderr)
+
+
+def _execute(args: argparse.Namespace, typed: IRModule | None, values: list[Any],
+             executor: Any = None) -> Any:
     """Run `@entry` on `values`; run-time errors are rendered at their source location."""
     import time
 
     from ..backend.interpreter.executor import InputError, create_executor
     from ..backend.interpreter.machine import InterpreterError
     from ..ir.diagnostics import Diagnostic, render
-    executor = create_executor(typed, args.entry, max_depth=args.max_depth)
+    if executor is None:
+        assert typed is not None
+        executor = create_executor(typed, args.entry, max_depth=args.max_depth)
     start = time.perf_counter()
     try:
         result = executor(*values)
@@ -167,7 +200,8 @@ def _execute(args: argparse.Namespace, typed: IRModule, values: list[Any]) -> An
         raise _fail(args.file, str(e)) from e
     except InterpreterError as e:
         diagnostic = Diagnostic.error(e.message, e.span, code="runtime")
-        raise _RunFailed(render(diagnostic, typed.sources, color=color())) from e
+        sources = typed.sources if typed is not None else {}
+        raise _RunFailed(render(diagnostic, sources, color=color())) from e
     except (RecursionError, MemoryError) as e:
         what = f"ran out of memory or stack ({type(e).__name__})"
         raise _fail(args.file, f"@{args.entry} {what}") from e
@@ -238,8 +272,62 @@ def _top_k_text(result: Any, k: int, path: str) -> str:
     return "\n".join(lines)
 
 
+def _is_library(path: str) -> bool:
+    """Whether `path` is a library file (a zip archive), not Relay text."""
+    if path.endswith(".rlib"):
+        return True
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"PK\x03\x04"
+    except OSError:
+        return False
+
+
+def _run_library(args: argparse.Namespace) -> int:
+    """`relay run LIB`: load an exported library and run its entry."""
+    from ..backend.build import NativeExecutor
+    from ..backend.runtime import load_module
+    from ..ir.expr import Function, Tuple, Var
+    try:
+        from ..backend.native.library_file import LibraryLoadError
+        try:
+            lib = load_module(args.file)
+        except LibraryLoadError as e:
+            raise _RunFailed(f"{args.file}: error: {str(e).removeprefix(args.file + ': ')}") \
+                from e
+        if args.params is not None:
+            raise _fail(args.params, "a library's parameters were bound when it was built "
+                                     "(relay build --params); --params does not apply")
+        try:
+            params = lib.entry_params(args.entry)
+        except KeyError as e:
+            raise _fail(args.file, f"the library has no function @{args.entry}") from e
+        fn = Function(tuple(Var(n, t) for n, t in params), Tuple(()))
+        mod = lib.mixed.mod if lib.mixed is not None else None
+        values = _gather_inputs(args, fn, set(), mod)  # type: ignore[arg-type]
+        result = _execute(args, mod, values, NativeExecutor(lib))
+        _report(args, result)
+    except _RunFailed as e:
+        print(e, file=sys.stderr)
+        return EXIT_DIAGNOSTICS
+    return EXIT_OK
+
+
+def _report(args: argparse.Namespace, result: Any) -> None:
+    print(_result_text(result, args.full))
+    if args.random_inputs and _has_nan(result):
+        print(f"{args.file}: warning: the result contains NaN (a random input outside "
+              "an op's domain? give that parameter with --input)", file=sys.stderr)
+    if args.top_k:
+        print(_top_k_text(result, args.top_k, args.file))
+    if args.output is not None:
+        _save_output(args, result)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from ..ir.expr import Function
+    if _is_library(args.file):
+        return _run_library(args)
     mod = parse_file(args.file)
     if mod is None:
         return EXIT_DIAGNOSTICS
@@ -250,15 +338,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             return EXIT_DIAGNOSTICS
         fn = typed[args.entry]
         assert isinstance(fn, Function)
-        result = _execute(args, typed, _gather_inputs(args, fn, bound, typed))
-        print(_result_text(result, args.full))
-        if args.random_inputs and _has_nan(result):
-            print(f"{args.file}: warning: the result contains NaN (a random input outside "
-                  "an op's domain? give that parameter with --input)", file=sys.stderr)
-        if args.top_k:
-            print(_top_k_text(result, args.top_k, args.file))
-        if args.output is not None:
-            _save_output(args, result)
+        values = _gather_inputs(args, fn, bound, typed)
+        executor = _build_native(args, typed) if args.target == "llvm" else None
+        result = _execute(args, typed, values, executor)
+        _report(args, result)
     except _RunFailed as e:
         print(e, file=sys.stderr)
         return EXIT_DIAGNOSTICS
@@ -276,8 +359,8 @@ def _positive_int(text: str) -> int:
 
 
 def add_run_parser(sub: Any) -> None:
-    p = sub.add_parser("run", help="run a function with the reference interpreter")
-    p.add_argument("file", metavar="FILE", help="a .relay file")
+    p = sub.add_parser("run", help="run a function with the interpreter or natively")
+    p.add_argument("file", metavar="FILE", help="a .relay file, or a library from relay build")
     p.add_argument("--entry", default="main", help="the function to run (default: main)")
     p.add_argument("--input", action="append", default=[], metavar="NAME=VALUE",
                    help="a parameter's value: NAME=FILE.npy, or a literal (NAME=3, "
@@ -298,7 +381,7 @@ def add_run_parser(sub: Any) -> None:
     p.add_argument("--top-k", type=int, default=0, metavar="K",
                    help="also print the K largest entries of the result's last axis, with "
                         "their indices (a classifier's predicted classes)")
-    p.add_argument("--target", choices=["interp"], default="interp",
-                   help="what runs the program: the reference interpreter (the LLVM backend "
-                        "is not built yet)")
+    p.add_argument("--target", choices=["interp", "llvm"], default="interp",
+                   help="what runs the program: the reference interpreter (default) or "
+                        "native code from the LLVM backend")
     p.set_defaults(run=cmd_run)

@@ -14,8 +14,8 @@ import relaylang.cli as cli
 
 ROOT = Path(__file__).resolve().parents[2]
 # DESIGN.md "The command line", the subcommands built so far, in `relay --help`'s order.
-# (build, import, viz and tune come with the LLVM backend and the frontends.)
-EXISTING = ["parse", "check", "fmt", "run", "opt", "repl", "test", "lsp"]
+# (import, viz and tune come with the frontends.)
+EXISTING = ["parse", "check", "fmt", "run", "build", "opt", "repl", "test", "lsp"]
 
 
 def listed(help_text: str) -> list[str]:

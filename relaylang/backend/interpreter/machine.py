@@ -29,6 +29,7 @@ This module holds the machine (`Interpreter`, its run loop, `Activation`,
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ...ir.expr import (Call, Constructor, Expr, Function, PatternConstructor, PatternTuple,
@@ -39,7 +40,7 @@ from ...op.registry import NoImplementation
 from .compiler import (BIND, CALL, CALL_GLOBAL, CONST, CTOR, FAIL, FREE, FUNC, GET_ITEM, GLOBAL, IF,
                        LOCAL, MATCH, OP1, OP2, OP2C, OPN, REF_NEW, REF_READ, REF_WRITE, RET, STORE,
                        TAKE, TUPLE, Block, Compiler, Unit)
-from .values import Closure, ConstructorValue, RefValue
+from .values import Closure, ConstructorValue, NativeClosure, RefValue
 
 
 class InterpreterError(Exception):
@@ -112,8 +113,14 @@ class Interpreter:
     """Runs the functions of `mod`: `apply(global_closure("main"), args)`, or `eval` of an
     expression. Function bodies are compiled on their first call and kept."""
 
-    def __init__(self, mod: IRModule, max_depth: int | None = None):
+    def __init__(self, mod: IRModule, max_depth: int | None = None,
+                 primitive: Callable[[Function], Callable[[list], Any] | None] | None = None):
         self.mod = mod
+        # The native backend's hook (mixed mode): for a `Primitive=1` function, a callable
+        # running it on a list of argument values (or None: interpret its body). Asked
+        # once per function node, when a closure of it is first made.
+        self.primitive = primitive
+        self._natives: dict[int, Any] = {}
         self.max_depth = default_max_depth() if max_depth is None else max_depth
         if self.max_depth < 1:
             raise ValueError(f"max_depth must be at least 1, not {self.max_depth}")
@@ -307,7 +314,8 @@ class Interpreter:
         elif op == GET_ITEM:
             stack[-1] = stack[-1][ins[1]]
         elif op == FUNC:
-            stack.append(Closure(ins[1], env, self))
+            stack.append(Closure(ins[1], env, self) if self.primitive is None else
+                         self._closure(ins[1], env))
         elif op == GLOBAL:
             stack.append(self.global_closure(ins[1]))
         elif op == REF_NEW:
@@ -322,10 +330,23 @@ class Interpreter:
             assert op == FAIL, ins
             raise InterpreterError(ins[1], ins[2])
 
+    def _closure(self, fn: Function, env: Activation) -> Closure:
+        """The closure of `fn` in `env`; a native one when the `primitive` hook runs it."""
+        native = self._natives.get(id(fn), _MISSING)
+        if native is _MISSING:
+            primitive = fn.attrs is not None and bool(fn.attrs.get("Primitive", 0))
+            native = self.primitive(fn) if primitive else None
+            self._natives[id(fn)] = native
+        if native is None:
+            return Closure(fn, env, self)
+        return NativeClosure(fn, env, self, native)
+
     def _call_value(self, stack: list, base: int, node: Call) -> Any:
         """CALL of a value that is not a plain closure: its operands leave the stack."""
         callee, args = stack[base - 1], stack[base:]
         del stack[base - 1:]
+        if type(callee) is NativeClosure:
+            return callee.native(args)
         if isinstance(callee, Constructor):
             return ConstructorValue(callee, tuple(args))
         if isinstance(callee, Closure):          # a subclass: run it on its own

@@ -76,6 +76,21 @@ class Closure:
         return f"<closure of {len(self.function.params)} parameter(s)>"
 
 
+class NativeClosure(Closure):
+    """A closure of a `Primitive=1` function that a native backend runs (mixed mode):
+    calling it runs `native(args)`, not the interpreter."""
+
+    __slots__ = ("native",)
+
+    def __init__(self, function: Function, env: Activation | None, interpreter: Interpreter,
+                 native: Any):
+        super().__init__(function, env, interpreter)
+        self.native = native
+
+    def __call__(self, *args: Any) -> Any:
+        return self.native(list(args))
+
+
 class RefValue:
     """A mutable cell (`ref(e)`)."""
 

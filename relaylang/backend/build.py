@@ -1,0 +1,256 @@
+"""`rl.build`: a module to a native library, and the `target=` of `rl.evaluate` /
+`rl.create_executor`.
+
+    lib = rl.build(mod, target="llvm", params={"w": w})     # TVM's relay.build
+    out = lib(x)                                           # or lib["main"](x)
+
+The params are bound as constants (BindParams), the module goes through the -O3
+pipeline (`rl.transform.optimize`, FuseOps included), then `@main` becomes either an
+execution plan (a static dataflow graph of primitive functions: `native/plan.py`,
+run by `native/graph_runtime.py`) or, for programs with control flow, closures, ADTs,
+references or `?` dimensions, a mixed-mode module (`native/mixed.py`): the
+interpreter's machine calls native kernels for primitive functions. Each primitive
+function is lowered by the core (`backend/llvm/`); one without a lowering runs its
+NumPy kernels, and its ops are listed in `lib.fallback_ops`.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..ir.expr import Call, Function
+    from ..ir.module import IRModule
+    from .native.library import Library
+
+INTERPRETER_TARGETS = ("interp", "interpreter", "debug")
+NATIVE_TARGETS = ("llvm",)
+
+
+class BuildTimer:
+    """Seconds per build phase, in the order first seen (`relay build --time`)."""
+
+    def __init__(self, detailed: bool = False) -> None:
+        self.phases: dict[str, float] = {}
+        self.detailed = detailed         # time LLVM optimisation and codegen apart
+
+    def add(self, phase: str, seconds: float) -> None:
+        self.phases[phase] = self.phases.get(phase, 0.0) + seconds
+
+
+def _check_target(target: str) -> str:
+    name = str(target).split()[0] if str(target).strip() else ""
+    if name not in NATIVE_TARGETS:
+        raise ValueError(f"unknown target {target!r} (expected 'llvm'; the interpreter is "
+                         "rl.evaluate / rl.create_executor with target='interp')")
+    return name
+
+
+def _is_typed(mod: IRModule) -> bool:
+    return all(gv.checked_type is not None and fn.checked_type is not None
+               and fn.body.checked_type is not None for gv, fn in mod.functions.items())
+
+
+def build(mod: Any, target: str = "llvm", params: Mapping[str, Any] | None = None,
+          cache: bool = True, entry: str = "main", max_depth: int | None = None,
+          timer: BuildTimer | None = None) -> Library:
+    """Compile `mod` (an IRModule, or a Function made `@main`) for `target`.
+
+    `params` are bound as constants to the entry's parameters of those names (and removed
+    from its parameters). `cache=False` bypasses the on-disk kernel cache. `max_depth`
+    bounds pending calls in mixed mode, as for the interpreter. `timer` collects the
+    seconds of each phase."""
+    from ..ir.expr import Function
+    from ..ir.module import IRModule
+    from ..transform import BindParams
+    from ..transform.tvm_pipeline import optimize
+    from ..typing import infer_types
+    _check_target(target)
+    timer = timer or BuildTimer()
+    if isinstance(mod, Function):
+        mod = IRModule.from_expr(mod)
+    if not isinstance(mod, IRModule):
+        raise TypeError(f"rl.build expects an IRModule or a Function, not {type(mod).__name__}")
+    if entry not in mod:
+        names = ", ".join("@" + gv.name_hint for gv in mod.functions) or "none"
+        raise ValueError(f"the module has no function @{entry} (functions: {names})")
+    start = time.perf_counter()
+    if params:
+        mod = BindParams(dict(params), entry=entry)(mod)
+    typed = mod if _is_typed(mod) else infer_types(mod)
+    timer.add("types", time.perf_counter() - start)
+    start = time.perf_counter()
+    optimised = optimize(typed, opt_level=3)
+    if not _is_typed(optimised):
+        optimised = infer_types(optimised)
+    timer.add("passes", time.perf_counter() - start)
+    return build_optimised(optimised, entry=entry, cache=cache, max_depth=max_depth,
+                           timer=timer)
+
+
+def build_optimised(optimised: IRModule, entry: str = "main", cache: bool = True,
+                    max_depth: int | None = None, timer: BuildTimer | None = None) -> Library:
+    """The library of an already optimised, typed module."""
+    from .native.plan import NotAGraph, make_plan
+    timer = timer or BuildTimer()
+    main = optimised[entry]
+    try:
+        plan, functions = make_plan(main, _wrap_op)
+    except NotAGraph:
+        return _build_mixed(optimised, entry, cache, max_depth, timer)
+    return _build_graph(optimised, entry, plan, functions, cache, timer)
+
+
+def _wrap_op(call: Call) -> Function:
+    """A typed primitive function of one op call found outside any (FuseOps leaves some)."""
+    from ..ir.attrs import DictAttrs
+    from ..ir.expr import Call, Function, Var
+    from ..ir.module import IRModule
+    from ..typing import infer_types
+    params = tuple(Var(f"p{i}", a.checked_type) for i, a in enumerate(call.args))
+    body = Call(call.op, params, call.attrs, call.type_args, span=call.span)
+    fn = Function(params, body, None, (), DictAttrs((("Primitive", 1),)), span=call.span)
+    typed = infer_types(IRModule.from_expr(fn))["main"]
+    assert isinstance(typed, Function)
+    return typed
+
+
+def _build_graph(optimised: IRModule, entry: str, plan: Any, functions: list[Function],
+                 cache: bool, timer: BuildTimer) -> Library:
+    from ..ir.equal import structural_equal
+    from .native import kernels as native_kernels
+    from .native.graph_runtime import GraphRuntime
+    from .native.kernels import (
+        Fallback,
+        NativeCall,
+        function_key,
+        is_refusal,
+        kernel_name,
+        op_names,
+    )
+    from .native.library import Library
+    from .native.library_file import export_graph
+    from .native.plan import plan_slots
+    lower = native_kernels.lower         # looked up at each build (tests replace it)
+    # One kernel per distinct primitive function (structurally equal ones share it).
+    unique: dict[str, list[tuple[Function, str]]] = {}
+    name_of: list[str] = []
+    lowered: dict[str, Any] = {}
+    fallbacks: dict[str, Function] = {}
+    refusals: dict[str, Any] = {}
+    start = time.perf_counter()
+    for fn in functions:
+        key = function_key(fn)
+        name = next((n for f, n in unique.get(key, ()) if f is fn or structural_equal(f, fn)),
+                    None)
+        if name is None:
+            name = kernel_name(fn, sum(len(v) for v in unique.values()))
+            unique.setdefault(key, []).append((fn, name))
+            prim = lower(fn, name)
+            if is_refusal(prim):
+                fallbacks[name] = fn
+                refusals[name] = prim
+            else:
+                lowered[name] = prim
+        name_of.append(name)
+    timer.add("lowering", time.perf_counter() - start)
+    module = _compile(list(lowered.values()), cache, timer) if lowered else None
+    kernels = module.kernels if module is not None else {}
+    runners: list[Any] = []
+    inplace: dict[int, set[int]] = {}
+    fallback_ops: set[str] = set()
+    made: dict[str, Any] = {}
+    for i, (step, fn, name) in enumerate(zip(plan.steps, functions, name_of)):
+        step.kernel = name
+        step.native = name in lowered
+        step.ops = op_names(fn)
+        if name not in made:
+            made[name] = (NativeCall(name, kernels[name], fn.body.checked_type, step.ops,
+                                     fn.body.span or fn.span)
+                          if step.native else Fallback(fn, refusals[name]))
+        runner = made[name]
+        if step.native:
+            expected = len(_leaf_ids(step.inputs)) + len(step.outputs)
+            if len(runner.params) != expected:
+                raise RuntimeError(f"internal error: kernel {name} takes {len(runner.params)} "
+                                   f"arguments, the plan passes {expected}")
+        else:
+            fallback_ops.update(runner.ops)
+            # The NumPy result is computed whole, then copied into the output's buffer:
+            # that buffer may be an input's that dies here. (Native kernels declare their
+            # arguments noalias: never in place.)
+            if all(isinstance(a, int) for a in step.inputs):
+                inplace[i] = set(range(len(step.inputs)))
+        runners.append(runner)
+    plan_slots(plan, inplace)
+    graph = GraphRuntime(plan, runners)
+    modules = [module] if module is not None else []
+    lib = Library(entry=entry, graph=graph, fallback_ops=fallback_ops, modules=modules,
+                  kernel_names=sorted(lowered))
+    lib._export = lambda path: export_graph(path, lib, fallbacks)
+    return lib
+
+
+def _leaf_ids(structure: Any) -> list[int]:
+    from .native.plan import leaves
+    return leaves(structure)
+
+
+def _compile(prims: list[Any], cache: bool, timer: BuildTimer) -> Any:
+    from .native.kernels import compile_native
+    if timer.detailed:
+        return compile_native(prims, cache=cache, timer=timer)
+    start = time.perf_counter()
+    module = compile_native(prims, cache=cache)
+    timer.add("LLVM optimisation and codegen", time.perf_counter() - start)
+    return module
+
+
+def _build_mixed(optimised: IRModule, entry: str, cache: bool, max_depth: int | None,
+                 timer: BuildTimer) -> Library:
+    from .native.library import Library
+    from .native.library_file import export_mixed
+    from .native.mixed import MixedRuntime, PrimitiveKernels
+    kernels = PrimitiveKernels(cache=cache)
+    kernels.prebuild(optimised, timer=timer)
+    runtime = MixedRuntime(optimised, kernels, max_depth=max_depth)
+    lib = Library(entry=entry, mixed=runtime, modules=kernels.modules,
+                  kernel_names=kernels.native_names)
+    lib._export = lambda path: export_mixed(path, lib)
+    return lib
+
+
+# ---------------------------------------------------------------- rl.evaluate / create_executor
+
+class NativeExecutor:
+    """`rl.create_executor(mod, target="llvm")`: the built library, called like the
+    interpreter's executor (`ex(*args)`, `ex(*args, entry="f")`)."""
+
+    def __init__(self, lib: Library):
+        self.lib = lib
+        self.entry = lib.entry
+
+    def __call__(self, *args: Any, entry: str | None = None) -> Any:
+        return self.lib[entry or self.entry](*args)
+
+
+def create_executor(mod: IRModule, entry: str = "main", max_depth: int | None = None,
+                    target: str = "interp", params: Mapping[str, Any] | None = None) -> Any:
+    """An executor for `mod`: the reference interpreter (`target="interp"`) or the
+    native library (`target="llvm"`, built once here)."""
+    if target in INTERPRETER_TARGETS:
+        from .interpreter.executor import create_executor as interpreter_executor
+        if params:
+            from ..transform import BindParams
+            mod = BindParams(dict(params), entry=entry)(mod)
+        return interpreter_executor(mod, entry, max_depth=max_depth)
+    _check_target(target)
+    return NativeExecutor(build(mod, target=target, params=params, entry=entry,
+                                max_depth=max_depth))
+
+
+def evaluate(mod: IRModule, *args: Any, entry: str = "main", max_depth: int | None = None,
+             target: str = "interp") -> Any:
+    """Run `@entry` of `mod` on `args` with the interpreter or natively (`target`)."""
+    return create_executor(mod, entry, max_depth=max_depth, target=target)(*args)

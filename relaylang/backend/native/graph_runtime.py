@@ -1,0 +1,147 @@
+"""Runs an execution plan: the graph executor's inner loop.
+
+Everything that does not change between calls is prepared once (`_State`): the storage
+slots (64-byte aligned), each temporary's view into its slot, each native step's
+argument pointer array with the constants' and temporaries' addresses filled in. A call
+then only puts the inputs' and the fresh outputs' addresses into the pointer arrays and
+runs the steps in order, without checking types (the inputs were checked against the
+entry's types before; the plan's kernels were compiled for exactly these types).
+
+One prepared state serves one call at a time; a call made while another thread runs
+the same library prepares a state of its own. Outputs are fresh arrays for the caller,
+except that an output array of the previous call that nobody references any more
+(its reference count says so) is written again instead of allocating new pages.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .kernels import Fallback, NativeCall
+from .memory import address as address_of
+from .memory import aligned_bytes, aligned_empty, as_aligned, view
+from .plan import CONST, INPUT, OUTPUT, TEMP, Plan, leaves
+
+
+def _structured(structure: Any, values: list[Any]) -> Any:
+    if isinstance(structure, list):
+        return tuple(_structured(s, values) for s in structure)
+    return values[structure]
+
+
+class _State:
+    """The buffers and pointer arrays of one executing call."""
+
+    def __init__(self, runtime: GraphRuntime):
+        plan = runtime.plan
+        slots = [aligned_bytes(n) for n in plan.slots]
+        self.values: list[Any] = [None] * len(plan.values)
+        for i, v in enumerate(plan.values):
+            if v.kind == TEMP:
+                self.values[i] = view(slots[v.ref], v.shape, v.dtype)
+            elif v.kind == CONST:
+                self.values[i] = runtime.constants[v.ref]
+        self.slots = slots
+        # per native step: (pointer array, [(position, value id) to fill per call])
+        self.pointers: list[Any] = []
+        for step, runner in zip(plan.steps, runtime.runners):
+            if not isinstance(runner, NativeCall):
+                self.pointers.append(None)
+                continue
+            ids = leaves(step.inputs) + step.outputs
+            import ctypes
+            array = (ctypes.c_void_p * len(ids))()
+            patches = []
+            for pos, vid in enumerate(ids):
+                kind = plan.values[vid].kind
+                if kind in (INPUT, OUTPUT):
+                    patches.append((pos, vid))
+                else:
+                    array[pos] = self.values[vid].ctypes.data
+            self.pointers.append((array, patches))
+
+
+class GraphRuntime:
+    """A plan with its kernels: `run(leaves)` takes the entry's input tensors (flattened,
+    already checked) and returns the result value (tensors, tuples)."""
+
+    def __init__(self, plan: Plan, runners: Sequence[NativeCall | Fallback]):
+        self.plan = plan
+        self.runners = list(runners)
+        self.constants = [as_aligned(np.asarray(c)) for c in plan.constants]
+        self._lock = threading.Lock()
+        self._state: _State | None = None
+        self._input_ids = leaves(plan.inputs)
+        self._output_ids = [i for i, v in enumerate(plan.values) if v.kind == OUTPUT]
+        # The outputs of the last call: reused by the next when the caller let them go.
+        self._last_outputs: dict[int, np.ndarray] = {}
+        # a constant in the result is copied: the caller may write to it
+        self._constant_output = any(plan.values[v].kind == CONST for v in leaves(plan.outputs))
+
+    def run(self, inputs: Sequence[np.ndarray]) -> Any:
+        if self._lock.acquire(blocking=False):
+            try:
+                if self._state is None:
+                    self._state = _State(self)
+                return self._run(self._state, inputs)
+            finally:
+                self._lock.release()
+        return self._run(_State(self), inputs)
+
+    def _run(self, state: _State, inputs: Sequence[np.ndarray]) -> Any:
+        plan, values = self.plan, state.values
+        address: dict[int, int] = {}
+        for vid, array in zip(self._input_ids, inputs):
+            array = as_aligned(array)
+            values[vid] = array
+            address[vid] = address_of(array)
+        last = self._last_outputs if state is self._state else {}
+        for vid in self._output_ids:
+            array = last.get(vid)
+            if array is None or not _unreferenced(array):
+                v = plan.values[vid]
+                array = aligned_empty(v.shape, v.dtype)
+            values[vid] = array
+            address[vid] = address_of(array)
+        for step, runner, pointers in zip(plan.steps, self.runners, state.pointers):
+            if pointers is not None:
+                array, patches = pointers
+                for pos, vid in patches:
+                    array[pos] = address[vid]
+                runner.run(array)
+            else:
+                result = runner([_structured(a, values) for a in step.inputs])
+                outs = step.outputs
+                if len(outs) == 1 and not isinstance(result, tuple):
+                    np.copyto(values[outs[0]], result)
+                else:
+                    from .kernels import flatten
+                    for vid, leaf in zip(outs, flatten(result)):
+                        np.copyto(values[vid], leaf)
+        result = _structured(plan.outputs, values)
+        if state is self._state:
+            self._last_outputs = {vid: values[vid] for vid in self._output_ids}
+        for vid in self._input_ids + self._output_ids:
+            values[vid] = None              # the state keeps no caller's array alive
+        return _copy_constants(result) if self._constant_output else result
+
+
+def _unreferenced(array: np.ndarray) -> bool:
+    """Whether only the runtime holds `array`: 4 references to it (`_last_outputs`, the
+    caller's local, this function's parameter, getrefcount's argument) and 2 to the
+    buffer that owns its memory (the array's `base`, the argument). A caller's view
+    refers to the owner directly (NumPy collapses chains of views), so both are counted."""
+    if sys.getrefcount(array) > 4:
+        return False
+    return array.base is None or sys.getrefcount(array.base) <= 2
+
+
+def _copy_constants(value: Any) -> Any:
+    """The result with its tensors copied (it holds a constant of the library)."""
+    if isinstance(value, tuple):
+        return tuple(_copy_constants(v) for v in value)
+    return np.array(value, copy=True)

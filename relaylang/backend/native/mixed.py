@@ -1,0 +1,206 @@
+"""Mixed mode: the interpreter's machine runs the control part, kernels the tensor part.
+
+A program that is not a static dataflow graph (if, recursion through globals, closures,
+ADTs, match, references, `?` dimensions) runs on the reference interpreter's machine
+with its `primitive` hook set: each `Primitive=1` function it meets is called through
+`PrimitiveKernels`, which keeps one runner per concrete argument type: a native kernel
+(compiled on the first call with those shapes, or at build for functions whose types are
+static), else the function's NumPy fallback.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ...ir.expr import Function
+from ...ir.module import IRModule
+from ...ir.traverse import post_order
+from ...ir.types import TensorType
+from ..interpreter.machine import Interpreter
+from .kernels import (
+    Fallback,
+    NativeCall,
+    compile_native,
+    flat_types,
+    flatten,
+    is_primitive,
+    is_refusal,
+    is_static_function,
+    kernel_name,
+    lower,
+    op_names,
+    specialise,
+    unflatten,
+    value_type,
+)
+
+
+class PrimitiveKernels:
+    """Runners for the primitive functions of a module, by function and argument types."""
+
+    def __init__(self, cache: bool = True):
+        self.cache = cache
+        self.fallback_ops: set[str] = set()
+        self.native_names: list[str] = []
+        self._runners: dict[tuple[int, Any], Any] = {}
+        self._count = 0
+        # function id -> its place in the module (`primitive_functions`), for export
+        self._position: dict[int, str] = {}
+        self.modules: list[Any] = []        # the core's compiled modules (for sources)
+
+    def native_runners(self) -> list[tuple[str, Any, NativeCall]]:
+        """(position of the function, argument types key, kernel) of every native runner
+        (for export); the module must be the one this runs."""
+        return [(self._position[fid], types, runner)
+                for (fid, types), runner in self._runners.items()
+                if type(runner) is NativeCall and fid in self._position]
+
+    def restore(self, fn: Function, types: Any, call: NativeCall) -> None:
+        """Use `call` for `fn` on arguments of `types` (a loaded library's kernel)."""
+        self._runners[(id(fn), types)] = call
+        self.native_names.append(call.name)
+
+    def runners(self) -> list[Any]:
+        """Every runner made so far (native calls and fallbacks)."""
+        return list(self._runners.values())
+
+    def _name(self, fn: Function) -> str:
+        self._count += 1
+        return kernel_name(fn, self._count)
+
+    def prebuild(self, mod: IRModule, timer: Any = None) -> None:
+        """Compile the kernels of every primitive function with static types now, in one
+        batch (those `restore`d from a library file are kept)."""
+        prims, names, fns = [], {}, {}
+        for fkey, fn in primitive_functions(mod):
+            self._position[id(fn)] = fkey
+            if not is_static_function(fn):
+                continue
+            key = (id(fn), _type_key([p.checked_type for p in fn.params]))
+            if key in self._runners:
+                continue
+            name = self._name(fn)
+            start = time.perf_counter()
+            prim = lower(fn, name)
+            if timer is not None:
+                timer.add("lowering", time.perf_counter() - start)
+            if is_refusal(prim):
+                self._runners[key] = Fallback(fn, prim)
+                self.fallback_ops.update(self._runners[key].ops)
+                continue
+            prims.append(prim)
+            names[name] = (key, fkey)
+            fns[name] = fn
+        if prims:
+            if timer is not None and not timer.detailed:
+                start = time.perf_counter()
+                module = compile_native(prims, cache=self.cache)
+                timer.add("LLVM optimisation and codegen", time.perf_counter() - start)
+            else:
+                module = compile_native(prims, cache=self.cache, timer=timer)
+            self.modules.append(module)
+            for name, (key, fkey) in names.items():
+                fn = fns[name]
+                call = NativeCall(name, module.kernels[name], fn.body.checked_type,
+                                  op_names(fn), fn.body.span or fn.span)
+                self._runners[key] = call
+                self.native_names.append(name)
+
+    def hook(self, fn: Function) -> Callable[[list], Any]:
+        """The interpreter's `primitive` hook: a callable running `fn` on argument values."""
+        runners, fid = self._runners, id(fn)
+
+        def run(args: list) -> Any:
+            key = (fid, _value_key(args))
+            runner = runners.get(key)
+            if runner is None:
+                runner = self._make(fn, args, key)
+            if type(runner) is NativeCall:
+                simple = all(type(a) is np.ndarray for a in args)
+                outputs = runner.call(args if simple else flatten(tuple(args)))
+                ty = runner.result_type
+                return outputs[0] if isinstance(ty, TensorType) else unflatten(ty, outputs)
+            return runner(args)
+
+        return run
+
+    def _make(self, fn: Function, args: Sequence[Any], key: tuple) -> Any:
+        types = [value_type(_array(a)) for a in args]
+        if any(t is None for t in types):
+            runner: Any = Fallback(fn)
+        else:
+            concrete = fn if is_static_function(fn) else specialise(fn, types)  # type: ignore[arg-type]
+            name = self._name(concrete)
+            prim = lower(concrete, name)
+            if is_refusal(prim):
+                runner = Fallback(fn, prim)
+            else:
+                module = compile_native([prim], cache=self.cache)
+                self.modules.append(module)
+                runner = NativeCall(name, module.kernels[name], concrete.body.checked_type,
+                                    op_names(fn), fn.body.span or fn.span)
+                self.native_names.append(name)
+        if isinstance(runner, Fallback):
+            self.fallback_ops.update(runner.ops)
+        self._runners[key] = runner
+        return runner
+
+
+def _array(value: Any) -> Any:
+    return np.asarray(value) if isinstance(value, np.generic) else value
+
+
+def _value_key(args: Sequence[Any]) -> tuple:
+    out = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            out.append((a.shape, a.dtype.str))
+        elif isinstance(a, tuple):
+            out.append(_value_key(a))
+        else:
+            out.append(type(a).__name__)
+    return tuple(out)
+
+
+def _type_key(types: Sequence[Any]) -> tuple:
+    from ...ir.types import TensorType, TupleType
+    out: list[Any] = []
+    for t in types:
+        if isinstance(t, TupleType):
+            out.append(_type_key(t.fields))
+        elif isinstance(t, TensorType):
+            out.append((tuple(int(d) for d in t.shape), np.dtype(t.dtype).str))
+        else:
+            out.append(None)
+    return tuple(out)
+
+
+def primitive_functions(mod: IRModule) -> list[tuple[str, Function]]:
+    """The primitive functions of `mod` with a key naming their place (`@global:index`,
+    in post-order): the same after printing and parsing the module again."""
+    out = []
+    for gv, fn in sorted(mod.functions.items(), key=lambda item: item[0].name_hint):
+        index = 0
+        for node in post_order(fn):
+            if is_primitive(node):
+                out.append((f"@{gv.name_hint}:{index}", node))
+                index += 1
+    return out
+
+
+class MixedRuntime:
+    """A typed, optimised module run by the interpreter's machine with native kernels."""
+
+    def __init__(self, mod: IRModule, kernels: PrimitiveKernels, max_depth: int | None = None):
+        self.mod = mod
+        self.kernels = kernels
+        self.interpreter = Interpreter(mod, max_depth=max_depth, primitive=kernels.hook)
+
+    def run(self, entry: str, args: list[Any]) -> Any:
+        return self.interpreter.apply(self.interpreter.global_closure(entry), args)
+
+
+__all__ = ["MixedRuntime", "PrimitiveKernels", "flat_types"]

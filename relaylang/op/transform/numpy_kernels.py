@@ -123,7 +123,12 @@ def strided_slice(inputs: list, attrs: Any) -> np.ndarray:
     x = inputs[0]
     index = [slice(None)] * x.ndim
     for axis, b, e, s in slice_plan(x.shape, attrs):
-        index[axis] = slice(b, None if e is not None and e < 0 else e, s)
+        if s < 0 and b is not None and b < 0:
+            # A backward slice starting before index 0 selects nothing (Python would
+            # read -1 as the last element).
+            index[axis] = slice(0, 0)
+        else:
+            index[axis] = slice(b, None if e is not None and e < 0 else e, s)
     return np.ascontiguousarray(x[tuple(index)])
 
 
@@ -195,6 +200,8 @@ def reverse_sequence(inputs: list, attrs: Any) -> np.ndarray:
 # ------------------------------------------------------------ indexing
 
 def _take_indices(idx: np.ndarray, n: int, mode: str) -> np.ndarray:
+    if mode in ("clip", "wrap"):
+        idx = idx.astype(np.int64)      # int8 indices into an axis longer than 127
     if mode == "clip":
         return np.clip(idx, 0, n - 1)
     if mode == "wrap":

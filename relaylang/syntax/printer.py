@@ -303,6 +303,10 @@ class TextPrinter(ValuePrinter):
             return pieces
         place = self._place[id(node)]
         if any(self._pending[v].depth >= place.depth for v in deps):
+            if self._users.get(id(node), 0) <= 1:
+                # Used once, inside `let %f = <value using %f>`: a `%N = ...;` line above
+                # the let would use `%f` before it is bound, so it stays in place.
+                return pieces
             # It uses `%f` of `let %f = <value using %f>` and is used after that let too:
             # its common scope is above the let line, where `%f` is unbound. Bind it where
             # it is first reached instead, as TVM did (graph ids are visible to the end

@@ -1081,3 +1081,18 @@ def test_sequencing_prints_as_a_statement_and_round_trips():
     text = ('#[version = "0.0.5"]\ndef @main(%r: int32) {\n  %0 = ref(%r);\n'
             '  ref_write(%0, 1);\n  ref_read(%0)\n}\n')
     assert rl.astext(rl.parse(text)) == text
+
+
+def test_a_let_value_using_its_own_variable_in_a_nested_call_stays_in_place() -> None:
+    # Found by the fuzzer: `%0 = negative(%r);` was printed above `let %r = ...`,
+    # where `%r` is not bound yet.
+    text = """#[version = "0.0.5"]
+def @main(%x: int32) -> int32 {
+  let %r = add(negative(%r), %x);
+  %r
+}
+"""
+    mod = rl.parse(text)
+    printed = rl.astext(mod)
+    assert "let %r = add(negative(%r), %x);" in printed
+    assert rl.structural_equal(rl.parse(printed), mod)

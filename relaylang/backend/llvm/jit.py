@@ -18,9 +18,14 @@ import llvmlite
 import llvmlite.binding as llvm
 
 from . import loop_ir as L
-from .codegen import build_module
+from .codegen import (  # noqa: F401  (STATUS_OK: re-exported for the executor)
+    STATUS_INT_DIV_BY_ZERO,
+    STATUS_INT_MOD_BY_ZERO,
+    STATUS_OK,
+    build_module,
+)
 
-COMPILER_VERSION = "relaylang-llvm-1"
+COMPILER_VERSION = "relaylang-llvm-2"
 
 _LOCK = threading.RLock()
 _TM: Any = None
@@ -264,13 +269,46 @@ class Kernel:
 
     def run_range(self, ptrs: Any, begin: int, end: int) -> None:
         """The native call over [begin, end) of the parallel loop; `ptrs` from
-        `pointer_array` (no checks: the arrays must be right and 64-byte aligned)."""
+        `pointer_array` (no checks: the arrays must be right and 64-byte aligned).
+        A nonzero status raises `status_error(status, name)` (ZeroDivisionError for an
+        integer division by zero, as the NumPy kernels)."""
         rc = self._fn(ptrs, begin, end)
         if rc != 0:
-            raise RuntimeError(f"kernel {self.name} failed (status {rc})")
+            raise status_error(rc, self.name)
+
+    def run_range_status(self, ptrs: Any, begin: int, end: int) -> int:
+        """`run_range` returning the kernel's status (0: success) instead of raising;
+        statuses of several sub-ranges combine with `|`."""
+        return int(self._fn(ptrs, begin, end))
 
     def __repr__(self) -> str:
         return f"<Kernel {self.name} params={self.params} parallel={self.parallel_extent}>"
+
+
+STATUS_MESSAGES = {
+    STATUS_INT_DIV_BY_ZERO: (ZeroDivisionError, "integer division by zero"),
+    STATUS_INT_MOD_BY_ZERO: (ZeroDivisionError, "integer division by zero"),
+}
+
+
+def status_error(status: int, kernel: str | None = None) -> Exception:
+    """The exception for a kernel's nonzero status, as the NumPy kernels raise it:
+    ZeroDivisionError("integer division by zero") for an integer division or remainder
+    by zero (the interpreter reports it as "<op> failed: integer division by zero").
+    The exception carries `.status` and `.kernel`; an unknown status is a RuntimeError."""
+    err: Exception
+    # kernel statuses are flags below 0x100 (larger ones, e.g. the control-flow
+    # runtime's 0x7FFF....., are not ours)
+    flags = status if 0 < status < 0x100 else 0
+    for bit, (cls, message) in STATUS_MESSAGES.items():
+        if flags & bit:
+            err = cls(message)
+            break
+    else:
+        err = RuntimeError(f"kernel {kernel or '?'} failed (status {status})")
+    err.status = status              # type: ignore[attr-defined]
+    err.kernel = kernel              # type: ignore[attr-defined]
+    return err
 
 
 def pointer_array(arrays: list[Any]) -> Any:

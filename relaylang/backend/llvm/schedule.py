@@ -5,19 +5,30 @@ body). What is left are *stages* (reductions and materialised computes, in creat
 order, which is dependency order) and the outputs. Each gets one loop nest:
 
 - a plain stage / output: `for i0 .. for in: buf[i] = body`;
-- a reduction whose last spatial axis indexes the innermost dimension of a load
-  (e.g. a sum over rows): `for i..: [init row]; for k..: for j: buf[i, j] += src` so the
-  innermost loop is spatial and contiguous;
-- otherwise (e.g. a sum over the last axis, argmax): a scalar accumulator,
-  `for i..: acc = init; for k..: acc = combine(acc, src); buf[i] = acc`.
+- a reduction whose last spatial axis is the contiguous dimension of the loads that move
+  with the reduction (a sum over rows, a matmul's `b[k, j]`): tiles of `TILE_BYTES` of
+  output columns, `for i..: for jo: acc[T] = init; for k..: for ji: acc[ji] += src;
+  buf[i, jo*T + ji] = acc[ji]` (the tile stays in vector registers across the k loop;
+  the last partial tile is the last jo iteration);
+- otherwise (e.g. a sum over the last axis, a dense `w[j, k]`, argmax): a scalar
+  accumulator, `for i..: acc = init; for k..: acc = combine(acc, src); buf[i] = acc`
+  (the k loop vectorises: the combine may reassociate).
 
-Loop kinds: the innermost loop is `vectorized` (`unrolled` when its extent is at most
-4), and when the function is a single nest whose outermost loop is spatial, that loop
-is `parallel` (the entry's [begin, end) range).
+Parallelism: every nest of the kernel goes inside ONE parallel loop over the leading
+spatial dims they share (flattened, dims of extent 1 dropped), when iteration `p` of
+each nest reads only row `p` of what earlier nests produced (every load of a produced
+buffer indexes those dims with the nest's own axes). Local stages then hold one row
+(`Allocate`s inside the parallel loop: stack allocas of the calling thread). The number
+of dims is the fewest giving `PAR_MIN` iterations, keeping a contiguous innermost
+loop where a nest has one (so a batch-1 softmax over (1, 12, 64, 64) runs 768 rows in
+parallel). A kernel whose nests share no such dims runs serially, except a lone column
+reduction with one row (a column sum, a batch-1 matmul), whose tiles run in parallel.
+The innermost loop is `vectorized` (`unrolled` when its extent is at most 4).
 """
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Sequence
 
 from . import loop_ir as L
@@ -88,57 +99,136 @@ def _acc_dtype(dtype: str) -> str:
     return "float32" if dtype == "float16" else dtype
 
 
-def _reduce_stage(t: Tensor, buf: Buffer) -> Stmt:
-    r = t.body
-    assert isinstance(r, L.Reduce)
-    axes, raxes = t.axes, r.axes
-    idx = tuple(axes)
+TILE_BYTES = 256        # an accumulator tile of 64 float32 (32 float64) output columns
+PAR_MIN = 64            # a parallel range this long is enough; shorter ones fuse more dims
+
+
+def _tile_width(dtype: str) -> int:
+    return max(4, TILE_BYTES // max(1, L.bits(dtype) // 8))
+
+
+_NAMES = threading.local()     # a counter per schedule() call: names (and so the module
+                               # text the kernel cache hashes) depend only on the kernel
+
+
+def _tmp(prefix: str) -> str:
+    n = getattr(_NAMES, "n", 0)
+    _NAMES.n = n + 1
+    return f"{prefix}{n}"
+
+
+def _source_value(r: L.Reduce) -> tuple[Expr, str]:
     src = r.source
     acc_dt = _acc_dtype(src.dtype)
-    if r.op in ("argmax", "argmin"):
-        return _arg_reduce(t, buf, r)
     v = src if src.dtype == acc_dt else L.Cast(src, acc_dt)
-    if src.dtype == "bool" and r.op in ("sum", "prod"):
-        v = L.Cast(src, acc_dt)
-    rsize = math.prod(int(a.extent or 0) for a in raxes)
-    inner_spatial = (axes and int(axes[-1].extent or 0) > 1 and rsize > 0
-                     and id(axes[-1]) in _last_index_vars(src)
-                     and buf.dtype == acc_dt == r.dtype)
-    if inner_spatial:
-        outer, j = axes[:-1], axes[-1]
-        init = L.For(j, int(j.extent or 0),
-                     L.Store(buf, idx, _init_value(r.op, acc_dt)), "vectorized")
-        jj = j
-        upd = L.Store(buf, idx, _combine(r.op, L.Load(buf, idx), v))
-        inner = L.For(jj, int(j.extent or 0), upd,
-                      "unrolled" if int(j.extent or 0) <= UNROLL_MAX else "vectorized")
-        red: Stmt = inner
-        for a in reversed(raxes):
+    return v, acc_dt
+
+
+def _is_inner_spatial(axes: Sequence[Var], r: L.Reduce) -> bool:
+    """A reduction whose last spatial axis indexes the innermost dimension of a load
+    (a sum over rows, a matmul's `b[k, j]`): its tile of output columns is the contiguous
+    innermost loop, the reduction loops outside it."""
+    if r.op in ("argmax", "argmin") or not axes:
+        return False
+    rsize = math.prod(int(a.extent or 0) for a in r.axes)
+    if int(axes[-1].extent or 0) <= 1 or rsize <= 0:
+        return False
+    j = id(axes[-1])
+    red = {id(a) for a in r.axes}
+    contiguous = False
+    for n in L.walk(r.source):
+        if not (isinstance(n, L.Load) and n.indices):
+            continue
+        last = {id(m) for m in L.walk(n.indices[-1]) if isinstance(m, Var)}
+        every = {id(m) for i in n.indices for m in L.walk(i) if isinstance(m, Var)}
+        if j in every and every & red:
+            # a load moving with both the column and the reduction: the column must
+            # be in its contiguous dimension (alone, or a window: x[.., j + kw])
+            if j not in last:
+                return False
+            contiguous = True
+    return contiguous
+
+
+def _tiled_reduce(axes: Sequence[Var], prefix: tuple[Expr, ...], r: L.Reduce,
+                  buf: Buffer, parallel: bool = False) -> Stmt:
+    """for outer..: for jo: acc[T] = init; for k..: for ji: acc[ji] op= src[j = jo*T+ji];
+    buf[.., jo*T+ji] = acc[ji]. The tile is a local of T elements (registers after
+    LLVM's SROA), the k loops run outside it; the last partial tile is the last jo
+    iteration. With `parallel`, the jo loop is the parallel one (outer axes of extent 1
+    become 0)."""
+    v, acc_dt = _source_value(r)
+    outer, j = tuple(axes[:-1]), axes[-1]
+    extent = int(j.extent or 0)
+    width = min(_tile_width(acc_dt), extent)
+    nfull, rem = divmod(extent, width)
+    ntiles = nfull + (1 if rem else 0)
+    jo = Var(_tmp("jo"), extent=ntiles)
+    if parallel:
+        zero = {id(a): L.const(0, L.INDEX) for a in outer}
+        v = L.substitute(v, zero)
+        outer_idx: tuple[Expr, ...] = tuple(L.const(0, L.INDEX) for _ in outer)
+        loop_outer: tuple[Var, ...] = ()
+    else:
+        outer_idx, loop_outer = outer, outer
+
+    def tile(w: int) -> Stmt:
+        acc = Buffer(_tmp(f"{buf.name}_tile"), (w,), acc_dt, "local")
+        ji = Var(_tmp("ji"), extent=w)
+        jexpr = L.binary("add", L.binary("mul", jo, L.const(width, L.INDEX)), ji)
+        src = L.substitute(v, {id(j): jexpr})
+        kind = "unrolled" if w <= 64 else "vectorized"
+        init = L.For(ji, w, L.Store(acc, (ji,), _init_value(r.op, acc_dt)), kind)
+        red: Stmt = L.For(ji, w, L.Store(acc, (ji,), _combine(r.op, L.Load(acc, (ji,)), src)),
+                          kind)
+        for a in reversed(r.axes):
             red = L.For(a, int(a.extent or 0), red, "serial")
-        body = L.seq(init, red)
-        for a in reversed(outer):
-            body = L.For(a, int(a.extent or 0), body, "serial")
-        return body
-    acc = Buffer(f"{buf.name}_acc", (), acc_dt, "local")
+        out: Expr = L.Load(acc, (ji,))
+        if buf.dtype != acc_dt:
+            out = L.Cast(out, buf.dtype)
+        store = L.For(ji, w, L.Store(buf, prefix + outer_idx + (jexpr,), out),
+                      "unrolled" if w <= UNROLL_MAX else "vectorized")
+        return L.Allocate(acc, L.seq(init, red, store))
+
+    body: Stmt = tile(width)
+    if rem:
+        body = L.IfThenElse(L.cmp("lt", jo, L.const(nfull, L.INDEX)), body, tile(rem))
+    stmt: Stmt = L.For(jo, ntiles, body, "parallel" if parallel else "serial")
+    for a in reversed(loop_outer):
+        stmt = L.For(a, int(a.extent or 0), stmt, "serial")
+    return stmt
+
+
+def _reduce_stmt(axes: Sequence[Var], prefix: tuple[Expr, ...], r: L.Reduce,
+                 buf: Buffer) -> Stmt:
+    """The loops of a reduction over the spatial `axes` (the loop axes) storing to
+    `buf[prefix + axes]`."""
+    if r.op in ("argmax", "argmin"):
+        return _arg_reduce(axes, prefix, r, buf)
+    if _is_inner_spatial(axes, r):
+        return _tiled_reduce(axes, prefix, r, buf)
+    v, acc_dt = _source_value(r)
+    acc = Buffer(_tmp(f"{buf.name}_acc"), (), acc_dt, "local")
     upd = L.Store(acc, (), _combine(r.op, L.Load(acc, ()), v))
-    red = _loops(raxes, upd, "vectorized") if raxes else upd
+    red = _loops(r.axes, upd, "vectorized") if r.axes else upd
     result: Expr = L.Load(acc, ())
     if buf.dtype != acc_dt:
         result = L.Cast(result, buf.dtype)
     inner_body = L.Allocate(acc, L.seq(L.Store(acc, (), _init_value(r.op, acc_dt)), red,
-                                       L.Store(buf, idx, result)))
+                                       L.Store(buf, prefix + tuple(axes), result)))
     stmt: Stmt = inner_body
     for a in reversed(axes):
         stmt = L.For(a, int(a.extent or 0), stmt, "serial")
     return stmt
 
 
-def _arg_reduce(t: Tensor, buf: Buffer, r: L.Reduce) -> Stmt:
+def _arg_reduce(axes: Sequence[Var], prefix: tuple[Expr, ...], r: L.Reduce,
+                buf: Buffer) -> Stmt:
     src = r.source
     vdt = _acc_dtype(src.dtype)
     v = src if src.dtype == vdt else L.Cast(src, vdt)
-    best = Buffer(f"{buf.name}_best", (), vdt, "local")
-    where = Buffer(f"{buf.name}_idx", (), "int64", "local")
+    best = Buffer(_tmp(f"{buf.name}_best"), (), vdt, "local")
+    where = Buffer(_tmp(f"{buf.name}_idx"), (), "int64", "local")
     flat: Expr = L.const(0, "int64")
     for a in r.axes:
         flat = L.binary("add", L.binary("mul", flat, L.const(int(a.extent or 0), "int64")), a)
@@ -162,46 +252,167 @@ def _arg_reduce(t: Tensor, buf: Buffer, r: L.Reduce) -> Stmt:
     # the first element decides when every value equals the initial one (or is -inf)
     body = L.Allocate(best, L.Allocate(where, L.seq(
         L.Store(best, (), init_best), L.Store(where, (), L.const(0, "int64")), red,
-        L.Store(buf, tuple(t.axes), result))))
+        L.Store(buf, prefix + tuple(axes), result))))
     stmt: Stmt = body
-    for a in reversed(t.axes):
+    for a in reversed(axes):
         stmt = L.For(a, int(a.extent or 0), stmt, "serial")
     return stmt
 
 
-def _plain_stage(axes: Sequence[Var], body: Expr, buf: Buffer) -> Stmt:
+def _item_stmt(axes: Sequence[Var], prefix: tuple[Expr, ...], body: Expr,
+               buf: Buffer) -> Stmt:
+    if isinstance(body, L.Reduce):
+        return _reduce_stmt(axes, prefix, body, buf)
     value = body if body.dtype == buf.dtype else L.Cast(body, buf.dtype)
-    return _loops(axes, L.Store(buf, tuple(axes), value))
+    return _loops(axes, L.Store(buf, prefix + tuple(axes), value))
 
 
-def _stage_stmt(t: Tensor, buf: Buffer) -> Stmt:
-    assert t.body is not None
-    if isinstance(t.body, L.Reduce):
-        return _reduce_stage(t, buf)
-    return _plain_stage(t.axes, t.body, buf)
+class _Item:
+    """One loop nest to emit: `buf[axes] = body` (a stage or an output)."""
+    __slots__ = ("axes", "body", "buf", "local")
+
+    def __init__(self, axes: tuple[Var, ...], body: Expr, buf: Buffer, local: bool):
+        self.axes, self.body, self.buf, self.local = axes, body, buf, local
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(int(a.extent or 0) for a in self.axes)
+
+    def needs_inner(self) -> bool:
+        """Whether its last axis should stay a loop (a contiguous vectorised one)."""
+        if not self.axes or int(self.axes[-1].extent or 0) <= 1:
+            return False
+        if isinstance(self.body, L.Reduce):
+            return _is_inner_spatial(self.axes, self.body)
+        return True
+
+
+def _map_loads(e: Expr, fn) -> Expr:
+    """`e` with every Load replaced by `fn(load)` (None: kept), children first."""
+    memo: dict[int, Expr] = {}
+    for node in L.walk(e):
+        kids = L.children(node)
+        new = [memo[id(c)] for c in kids]
+        changed = any(n is not c for n, c in zip(new, kids))
+        out = L.rebuild(node, new) if changed else node
+        if isinstance(node, L.Load):
+            repl = fn(out)
+            if repl is not None:
+                out = repl
+        memo[id(node)] = out
+    return memo[id(e)]
+
+
+def _common_prefix(items: Sequence[_Item]) -> int:
+    """How many leading spatial dimensions all the nests share such that iteration
+    `i` of them touches only row `i` of what earlier nests produce: every nest has those
+    dims, and every load of a produced buffer indexes them with the nest's own axes."""
+    shapes = [it.shape for it in items]
+    depth = min(len(s) for s in shapes)
+    k = 0
+    while k < depth and all(s[k] == shapes[0][k] for s in shapes):
+        k += 1
+    depth = k
+    produced = {id(it.buf) for it in items}
+    for it in items:
+        for n in L.walk(it.body):
+            if isinstance(n, L.Load) and id(n.buffer) in produced:
+                m = 0
+                while m < depth and m < len(n.indices) and n.indices[m] is it.axes[m]:
+                    m += 1
+                depth = min(depth, m)
+    return depth
+
+
+def _choose_depth(items: Sequence[_Item]) -> int:
+    """The number of leading dims the parallel loop covers (0: no parallel loop)."""
+    depth = _common_prefix(items)
+    if depth == 0:
+        return 0
+    shape = items[0].shape
+
+    def size(d: int) -> int:
+        return math.prod(shape[:d])
+    keep_inner = [len(it.axes) - 1 for it in items if it.needs_inner()]
+    hi = min([depth] + keep_inner)
+    if hi < 1 or size(hi) < 2:
+        if any(isinstance(it.body, L.Reduce) and it.needs_inner() for it in items):
+            return 0     # a column reduction stays contiguous (tiles run in parallel)
+        hi = depth
+    if size(hi) < 2:
+        return 0
+    for d in range(1, hi + 1):
+        if size(d) >= PAR_MIN:
+            return d
+    return hi
+
+
+def _prefix_index(p: Var, shape: tuple[int, ...]) -> list[Expr]:
+    """The index of each of the `shape` dims at flat parallel iteration `p`."""
+    out: list[Expr] = []
+    live = [k for k, d in enumerate(shape) if d != 1]
+    for k, d in enumerate(shape):
+        if d == 1:
+            out.append(L.const(0, L.INDEX))
+            continue
+        inner = math.prod(shape[k + 1:])
+        e: Expr = p
+        if inner != 1:
+            e = L.binary("div", e, L.const(inner, L.INDEX))
+        if k != live[0]:
+            e = L.binary("mod", e, L.const(d, L.INDEX))
+        out.append(e)
+    return out
+
+
+def _fused(items: Sequence[_Item], depth: int) -> tuple[Stmt, int]:
+    """One parallel loop over the first `depth` dims (flattened), every nest inside it;
+    local buffers lose those dims (one row per iteration, allocated per call)."""
+    shape = items[0].shape[:depth]
+    extent = math.prod(shape)
+    p = Var("p", extent=extent)
+    idx = _prefix_index(p, shape)
+    rows: dict[int, Buffer] = {}
+    stmts: list[Stmt] = []
+    allocs: list[Buffer] = []
+
+    def to_row(load: L.Load) -> Expr | None:
+        nb = rows.get(id(load.buffer))
+        return None if nb is None else L.Load(nb, load.indices[depth:])
+    for it in items:
+        body = _map_loads(it.body, to_row) if rows else it.body
+        body = L.substitute(body, {id(a): e for a, e in zip(it.axes[:depth], idx)})
+        if it.local:
+            nb = Buffer(it.buf.name, it.buf.shape[depth:], it.buf.dtype, "local")
+            rows[id(it.buf)] = nb
+            allocs.append(nb)
+            prefix: tuple[Expr, ...] = ()
+        else:
+            nb, prefix = it.buf, tuple(idx)
+        stmts.append(_item_stmt(it.axes[depth:], prefix, body, nb))
+    inner = L.seq(*stmts)
+    for buf in reversed(allocs):
+        inner = L.Allocate(buf, inner)
+    return L.For(p, extent, inner, "parallel"), extent
 
 
 def schedule(b: LowerContext, outputs: Sequence[Tensor], out_buffers: Sequence[Buffer]
              ) -> tuple[Stmt, int]:
     """The body of the PrimFunc writing `outputs` into `out_buffers`, and the extent of
     its parallel loop (1 when there is none)."""
+    _NAMES.n = 0
     direct: dict[int, Buffer] = {}          # id(stage Tensor) -> output buffer it writes
     for t, ob in zip(outputs, out_buffers):
         if (t.kind == "stage" and id(t) not in direct and t.buffer is not None
                 and t.buffer.dtype == ob.dtype):
             direct[id(t)] = ob
     bmap = {id(t.buffer): direct[id(t)] for t in b.stages if id(t) in direct}
-    stmts: list[Stmt] = []
-    locals_: list[Buffer] = []
+    items: list[_Item] = []
     for t in b.stages:
-        assert t.buffer is not None
+        assert t.buffer is not None and t.body is not None
         target = direct.get(id(t), t.buffer)
-        if target is t.buffer:
-            locals_.append(t.buffer)
-        if bmap:
-            body = L.substitute(t.body, {}, bmap) if t.body is not None else None
-            t = Tensor(t.shape, t.dtype, t.name, t.kind, t.buffer, t.axes, body)
-        stmts.append(_stage_stmt(t, target))
+        body = L.substitute(t.body, {}, bmap) if bmap else t.body
+        items.append(_Item(tuple(t.axes), body, target, target is t.buffer))
     for t, ob in zip(outputs, out_buffers):
         if id(t) in direct and direct[id(t)] is ob:
             continue
@@ -209,40 +420,25 @@ def schedule(b: LowerContext, outputs: Sequence[Tensor], out_buffers: Sequence[B
         value = t[axes] if axes else t[()]
         if bmap:
             value = L.substitute(value, {}, bmap)
-        stmts.append(_plain_stage(axes, value, ob))
-    parallel = 1
-    if len(stmts) == 1 and not locals_:
-        s = stmts[0]
-        if isinstance(s, L.For) and _is_spatial_outer(s) and s.extent > 1:
-            body_is_loop = isinstance(s.body, (L.For, L.Seq, L.Allocate))
-            if body_is_loop or s.extent >= 64:
-                stmts[0] = L.For(s.var, s.extent, s.body, "parallel")
-                parallel = s.extent
-    body = L.seq(*stmts) if stmts else L.Seq(())
-    for buf in reversed(locals_):
-        body = L.Allocate(buf, body)
-    return body, parallel
-
-
-def _is_spatial_outer(s: L.For) -> bool:
-    # the outermost loop writes distinct elements per iteration iff its var indexes
-    # every store in it (true of our spatial loops; false of a reduction loop)
-    stack: list[Stmt] = [s.body]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, L.Store):
-            if n.buffer.scope == "local":
-                continue
-            if not any(any(m is s.var for m in L.walk(i)) for i in n.indices):
-                return False
-        elif isinstance(n, L.For):
-            stack.append(n.body)
-        elif isinstance(n, L.Seq):
-            stack.extend(n.stmts)
-        elif isinstance(n, L.Allocate):
-            stack.append(n.body)
-        elif isinstance(n, L.IfThenElse):
-            stack.append(n.then)
-            if n.otherwise is not None:
-                stack.append(n.otherwise)
-    return True
+        items.append(_Item(axes, value, ob, False))
+    if not items:
+        return L.Seq(()), 1
+    depth = _choose_depth(items)
+    if depth:
+        return _fused(items, depth)
+    if len(items) == 1 and isinstance(items[0].body, L.Reduce) and _is_inner_spatial(
+            items[0].axes, items[0].body) and not items[0].local:
+        # e.g. a column sum or a batch-1 matmul: the tiles of output columns in parallel
+        it = items[0]
+        r = it.body
+        assert isinstance(r, L.Reduce)
+        if math.prod(it.shape[:-1]) == 1:
+            stmt = _tiled_reduce(it.axes, (), r, it.buf, parallel=True)
+            assert isinstance(stmt, L.For)
+            return stmt, stmt.extent
+    stmts = [_item_stmt(it.axes, (), it.body, it.buf) for it in items]
+    body = L.seq(*stmts)
+    for it in reversed(items):
+        if it.local:
+            body = L.Allocate(it.buf, body)
+    return body, 1

@@ -3,8 +3,8 @@ rules of `op/llvm_rules.py`. Semantics follow `numpy_kernels.py` (see its docstr
 C division on integers, `fmod` for `mod`, floor variants on floats as `floor(a / b)`,
 `round` half away from zero, math functions on integer tensors in float64, bool
 arithmetic modulo 2, NaN-propagating maximum/minimum, the constant-exponent table of
-`power`. Deviation: integer division or remainder by zero gives 0 (the NumPy kernel
-raises ZeroDivisionError).
+`power`. Integer division or remainder by zero gives 0 and sets the kernel's status,
+which the caller raises as the NumPy kernel's ZeroDivisionError (`jit.status_error`).
 
 `reinterpret` has no lowering yet (a bit cast).
 """
@@ -159,8 +159,8 @@ def _trunc_divide(b: Any, x: Any, y: Any) -> Any:
 
 
 def _mod(b: Any, x: Any, y: Any) -> Any:
-    if x.dtype == "bool":            # NumPy's fmod on bools is integer fmod (x % 0 = 0)
-        return b.cast(b.cast(x, "int8") % b.cast(y, "int8"), "bool")
+    if x.dtype == "bool":            # NumPy's fmod on bools: x % 1 = 0 and x % 0 = 0
+        return b.const(False, "bool")
     return x % y                     # C % on integers, fmod on floats
 
 

@@ -188,11 +188,16 @@ def test_reduction_sum_over_rows_keeps_inner_loop_spatial() -> None:
     def lower(b, x):
         k = b.reduce_axis(x.shape[0], "k")
         return b.compute((x.shape[1],), lambda j: b.reduce_sum(x[k, j], [k]), name="colsum")
-    prim = build_prim("colsum", [((13, 37), "float32")], lower)
+    prim = build_prim("colsum", [((13, 71), "float32")], lower)
     text = str(prim)
-    assert re.search(r"for k in range\(0, 13\) serial:\n\s+for \w+ in range\(0, 37\) "
-                     r"vectorized:", text), text
-    x = rand((13, 37))
+    # a tile of 64 output columns (then one of 7) with the reduction loop outside it;
+    # the tiles are the parallel loop
+    assert re.search(r"for k in range\(0, 13\) serial:\n\s+for \w+ in range\(0, 64\) "
+                     r"unrolled:", text), text
+    assert re.search(r"for k in range\(0, 13\) serial:\n\s+for \w+ in range\(0, 7\) "
+                     r"unrolled:", text), text
+    assert prim.parallel_extent == 2
+    x = rand((13, 71))
     (out,) = run_prim(prim, x)
     np.testing.assert_allclose(out, x.sum(0), rtol=1e-5, atol=1e-5)
 

@@ -254,7 +254,12 @@ class FunctionBuilder:
             kind = "serial"
         if kind in ("vectorized", "unrolled"):
             inner = self._loop_md(kind)
-            loop_id = self.module.add_metadata([])
+            # llvmlite returns the same node for equal operands: a unique placeholder
+            # makes each loop's id its own node before it is made self-referential
+            # (shared ids would give every loop the hints of the last one).
+            count = self.md_cache["#loops"] = self.md_cache.get("#loops", 0) + 1
+            loop_id = self.module.add_metadata(
+                [ir.MetaDataString(self.module, f"relay.loop.{count}")])
             loop_id.operands = (loop_id, inner)     # self-referential loop id
             back.set_metadata("llvm.loop", loop_id)
         b.position_at_end(exit_)

@@ -351,3 +351,22 @@ def test_no_lowering_names_the_op() -> None:
     with pytest.raises(NoLowering) as err:
         lower_primitive(fused_module(text)["main"].body.op, "nope")
     assert err.value.op_name == "reinterpret"
+
+
+def test_every_loop_has_its_own_loop_id() -> None:
+    """llvmlite returns one node for equal metadata operands: each loop's id must be
+    distinct, or every loop of a module carries the hints of the last one."""
+    import re
+
+    import relaylang as rl
+    text = """#[version = "0.0.5"]
+def @main(%x: Tensor[(64, 100), float32], %y: Tensor[(64, 100), float32]) {
+  %0 = exp(%x);
+  %1 = sum(%0, axis=[1]);
+  %2 = nn.softmax(%y);
+  (%1, %2)
+}"""
+    lib = rl.build(rl.parse(text), target="llvm")
+    raw = "\n".join(m.get_source("ll-raw") for m in lib.modules)
+    ids = re.findall(r"!llvm\.loop (!\d+)", raw)
+    assert len(ids) >= 2 and len(set(ids)) == len(ids)

@@ -71,9 +71,12 @@ class BuilderBase:
         """The name of a `%name`/`@name` token; a reserved word there is an error (§2.4)."""
         name = tok.value[1:]
         if name in RESERVED:
-            self._error(f"`{name}` is a reserved word and cannot be a name: `{tok.value}`",
-                        self._span(tok), code="reserved-word")
+            self._reserved_name(tok.value, self._span(tok))
         return name
+
+    def _reserved_name(self, text: str, span: Span) -> None:
+        self._error(f"`{text[1:]}` is a reserved word and cannot be a name: `{text}`", span,
+                    code="reserved-word")
 
     def _error(self, message: str, span: Span | None, *, code: str) -> None:
         self.state.diag.error(message, span, code=code)

@@ -5,9 +5,14 @@ precedence, calls and `.N` projections chained on a callee, `key=value`
 attribute lists and their values, checked against the operator's attribute
 schema. Mirrors apache/tvm src/relay/parser/parser.cc (`ParseExprBinOp`,
 `ParseCallExpr`, `ParseCallArgs`, `ParseAttrs`, `ParseAttributeValue`).
+
+Also `fast_call_stmt`: the printed graph binding `%5 = op(%4, axis=1) /* ty */;`,
+which the lexer reads as one token (FAST_CALL_STMT), built as the general rules
+would build it (tests/syntax/test_parser_fast_path.py compares the two).
 """
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from .. import op as op_registry
@@ -15,7 +20,7 @@ from ..ir.attrs import AttrError, DictAttrs
 from ..ir.expr import Call, Expr, Op, TupleGetItem
 from ..ir.node import ANY
 from ..ir.span import Span
-from .build_base import SPECIAL_FLOATS, AttrList, BuilderBase, MetaAttrsArg, span_of
+from .build_base import RESERVED, SPECIAL_FLOATS, AttrList, BuilderBase, MetaAttrsArg, span_of
 from .literals import LiteralError, parse_index, parse_number, parse_string
 
 if TYPE_CHECKING:
@@ -42,11 +47,44 @@ class _Callee:
         self.node, self.span = node, span
 
 
+_NAME = r"[A-Za-z_][A-Za-z0-9_/]*+(?:\.[A-Za-z_][A-Za-z0-9_/]*+)*+"
+_COMMENT = r"/\*(?:[^*/\n\r]++|\*(?!/)|/(?!\*))*+\*/"
+# The pieces of a FAST_CALL_STMT token (grammar/relay.lark), which the lexer has already
+# checked: (what comes before a piece: spaces, comments and the punctuation `=(,`, the
+# piece: a token, `[`, `]`, or the closing `)` up to the `;`, which ends the token).
+_FAST_PIECE = re.compile(r"""
+    ((?:[ =(,]|""" + _COMMENT + r""")*+)
+    (%[0-9]++|%""" + _NAME + r"""|-*+[0-9][0-9.eE+\-]*+(?:[if][0-9.eE+\-]*+)?+
+     |"[^"\\\n\r]*+"|""" + _NAME + r"""|[\[\]]|\)(?:[ ]|""" + _COMMENT + r""")*+;)
+""", re.VERBOSE)
+_FAST_NAMES = {"True": True, "False": False, "None": None, "nullptr": None}   # as av_ident
+_new_tuple = tuple.__new__
+
+
+class _Tok:
+    """A token cut out of a FAST_CALL_STMT token, with what callbacks read of Lark's."""
+
+    __slots__ = ("column", "end_column", "end_line", "end_pos", "line", "start_pos", "type",
+                 "value")
+
+    def __init__(self, type_: str, value: str, line: int, column: int, start_pos: int):
+        self.type, self.value, self.line, self.column = type_, value, line, column
+        self.end_line, self.end_column = line, column + len(value)
+        self.start_pos, self.end_pos = start_pos, start_pos + len(value)
+
+
+def fast_pieces(tok: Any) -> list[tuple[str, str]]:
+    """(what comes before, piece) for each piece of the FAST_CALL_STMT token `tok`."""
+    return _FAST_PIECE.findall(tok.value)
+
+
 class CallRules(BuilderBase):
     """Callbacks of binary, call (postfixed), the `callee` alternatives, call_args,
     projection_index, attr_list, attr and the `attr_value` alternatives."""
 
     if TYPE_CHECKING:   # name references, in builder.py; callees and attribute values use them
+        def graph_stmt(self, c: list[Any]) -> Any: ...
+        def literal(self, c: list[Any]) -> Any: ...
         def local_ref(self, c: list[Any]) -> Var: ...
         def graph_ref(self, c: list[Any]) -> Expr: ...
         def global_ref(self, c: list[Any]) -> GlobalVar: ...
@@ -77,6 +115,116 @@ class CallRules(BuilderBase):
         while operators:
             reduce_top()
         return operands[0]
+
+    # -------------------------------------------------------------- statements
+    def fast_call_stmt(self, c: list[Any]) -> Any:
+        """`%5 = op(%4, %x, 1f, axis=1, v=[1, 2]) /* ty=... */;` as one token (FAST_CALL_STMT,
+        grammar/relay.lark): what the callbacks of `GRAPH "=" bind_value ";"` do, in the
+        order the parser would have reduced them, with the same spans (the token holds no
+        line break: every piece is on its line) and the same diagnostics.
+
+        An operator's attributes written the same way again are the same object (the
+        attribute memo of `ParseState.make_op_attrs` guarantees it), so they are looked
+        up by their text; only attributes that were read without a diagnostic are."""
+        tok = c[0]
+        state = self.state
+        source, line, column, start = state.source_name, tok.line, tok.column, tok.start_pos
+        pieces = fast_pieces(tok)
+        graph_text = pieces[0][1]
+        offset = len(pieces[0][0]) + len(graph_text)
+        gap, callee_text = pieces[1]
+        offset += len(gap)
+        callee = self.callee_ident([_Tok("IDENT", callee_text, line, column + offset,
+                                         start + offset)])
+        offset += len(callee_text)
+        args: list[Any] = []
+        i = 2
+        while True:                                  # arguments
+            gap, text = pieces[i]
+            offset += len(gap)
+            first = text[0]
+            if first != "%" and first != "-" and not first.isdigit():
+                break
+            col = column + offset
+            span = _new_tuple(Span, (source, line, col, line, col + len(text)))
+            if first != "%":
+                args.append(self._literal(text, span))
+            elif text[1].isdigit():
+                args.append(state.lookup_graph(text, span))
+            else:
+                name = text[1:]
+                if name in RESERVED:
+                    self._reserved_name(text, span)
+                args.append(state.lookup_local(name, span))
+            offset += len(text)
+            i += 1
+        attrs: Any = None
+        memo_key = None
+        cached = None
+        if first != ")":                             # key = value, ...
+            node = callee.node
+            if type(node) is Op and not (args and type(args[-1]) is MetaAttrsArg):
+                whole = tok.value
+                memo_key = (node.name, whole[offset:len(whole) - len(pieces[-1][1])])
+                cached = state.fast_attrs.get(memo_key)
+            if cached is None:
+                diagnostics = len(state.diag.diagnostics)
+                attrs = AttrList()
+                while text[0] != ")":
+                    key_col = column + offset
+                    offset += len(text)
+                    gap, value = pieces[i + 1]
+                    offset += len(gap)
+                    if value == "[":
+                        values: list[Any] = []
+                        offset += 1
+                        i += 2
+                        while True:
+                            gap, value = pieces[i]
+                            offset += len(gap)
+                            if value == "]":
+                                break
+                            values.append(self._fast_scalar(value, line, column + offset, start
+                                                            + offset))
+                            offset += len(value)
+                            i += 1
+                        attrs.append((text, tuple(values), _new_tuple(
+                            Span, (source, line, key_col, line, key_col + len(text)))))
+                    else:
+                        attrs.append((text, self._fast_scalar(value, line, column + offset,
+                                                              start + offset),
+                                      _new_tuple(Span, (source, line, key_col, line,
+                                                        key_col + len(text)))))
+                        i += 1
+                    offset += len(value)
+                    i += 1
+                    gap, text = pieces[i]
+                    offset += len(gap)
+            else:
+                offset = len(tok.value) - len(pieces[-1][1])
+        col = column + offset                        # the `)`
+        post = _CallArgs(args, attrs, _new_tuple(Span, (source, line, col, line, col + 1)))
+        if cached is not None:
+            value = Call(callee.node, tuple(args), cached, span=callee.span.merge(post.span))
+        else:
+            value = self.call([callee, post])
+            if (memo_key is not None and type(value) is Call and value.attrs is not None
+                    and type(value.attrs) is not DictAttrs       # those are not shared
+                    and len(state.diag.diagnostics) == diagnostics):
+                state.fast_attrs[memo_key] = value.attrs
+        return self.graph_stmt([_Tok("GRAPH", graph_text, line, column + len(pieces[0][0]),
+                                     start + len(pieces[0][0])), value])
+
+    def _fast_scalar(self, text: str, line: int, column: int, start: int) -> Any:
+        first = text[0]
+        if first == '"':
+            return parse_string(text)
+        if first == "-" or first.isdigit():
+            try:
+                return parse_number(text)[0]
+            except LiteralError:
+                return self._number_value(text, _Tok("NUMBER", text, line, column, start))
+        return _FAST_NAMES[text]
 
     # -------------------------------------------------------------- calls
     def call(self, c: list[Any]) -> Expr:
@@ -139,6 +287,10 @@ class CallRules(BuilderBase):
         opdef = op_registry.get_op_def(name)
         if opdef is None:
             return None
+        if opdef.attrs is DictAttrs:
+            # TVM's attrs type "DictAttrs" (`vm.invoke_tvm_op` carries the primitive's
+            # attributes): any `key=value`, printed and read back as written.
+            return DictAttrs(tuple({k: v for k, v, _ in items}.items())) if items else None
         if opdef.attrs is None:
             if items:
                 self._error(f"operator `{name}` takes no attributes", items[0][2],
@@ -174,10 +326,13 @@ class CallRules(BuilderBase):
         return c[0].value, c[1], self._span(c[0])
 
     def av_number(self, c: list[Any]) -> int | float:
+        return self._number_value(c[0].value, c[0])
+
+    def _number_value(self, text: str, tok: Any) -> int | float:
         try:
-            return parse_number(c[0].value)[0]
+            return parse_number(text)[0]
         except LiteralError as e:
-            self._error(str(e), self._span(c[0]), code="literal")
+            self._error(str(e), self._span(tok), code="literal")
             return 0
 
     def av_string(self, c: list[Any]) -> str:

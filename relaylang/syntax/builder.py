@@ -183,10 +183,11 @@ class Builder(TypeRules, PatternRules, CallRules, Transformer):
 
     # -------------------------------------------------------------- atoms
     def literal(self, c: list[Any]) -> Constant:
-        tok = c[0]
-        span = self._span(tok)
+        return self._literal(c[0].value, self._span(c[0]))
+
+    def _literal(self, text: str, span: Span) -> Constant:
         try:
-            value, dtype = parse_number(tok.value)
+            value, dtype = parse_number(text)
         except LiteralError as e:
             self._error(str(e), span, code="literal")
             value, dtype = 0, "int32"

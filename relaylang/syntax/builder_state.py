@@ -64,6 +64,8 @@ class ParseState:
         self.pending_meta_attrs: dict[int, Any] = {}
         self._default_attrs: dict[str, Any] = {}
         self._attrs_memo: dict[tuple[Any, ...], Any] = {}
+        # (operator, attribute text) -> attributes, for one-token statements (build_calls.py)
+        self.fast_attrs: dict[tuple[str, str], Any] = {}
         # Globals of an enclosing module (`use_context`): references to them are defined.
         self.context_globals: set[GlobalVar] = set()
         self.context_types: set[GlobalTypeVar] = set()

@@ -2,7 +2,8 @@
 
 Lark's LALR parser with the contextual lexer runs grammar/relay.lark with the
 callbacks of builder.py inlined, so IR is built during parsing; the parser is
-built once per process. The `#[metadata]` section is split off before lexing
+built once per process, and its callback table is made direct then
+(`direct_callbacks`: no generic wrappers, rules hashed in C). The `#[metadata]` section is split off before lexing
 and decoded as JSON. After a syntax error the parse resumes at the next
 top-level `def`/`type`/`extern`, so one parse reports an error per broken
 definition.
@@ -13,11 +14,23 @@ import os
 import re
 import threading
 from collections.abc import Mapping
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from lark import Lark
 from lark.exceptions import UnexpectedInput, UnexpectedToken
+from lark.grammar import Rule
+
+try:        # Lark's callback wrappers (lark/parse_tree_builder.py), made direct below
+    from lark.parse_tree_builder import (
+        ChildFilter,
+        ChildFilterLALR,
+        ChildFilterLALR_NoPlaceholders,
+        ExpandSingleChild,
+    )
+except ImportError:         # another Lark 1.x layout: its wrappers are kept as they are
+    ChildFilter = None      # type: ignore[assignment,misc]
 
 from ..ir.diagnostics import Diagnostic, DiagnosticError
 from ..ir.expr import Expr, Var
@@ -64,8 +77,69 @@ def _get_parser() -> tuple[Lark, Builder]:
                     # Lark keeps the LALR tables in a per-user file of the temp folder, keyed
                     # by a hash of grammar and options: 100 ms less at every start-up.
                     cache=True, **options)
+        direct_callbacks(lark.parser.parser_conf.callbacks)
         _parser = (lark, builder)
     return _parser
+
+
+class _IdentityRule(Rule):
+    """A grammar rule hashed and compared by identity, in C. The LALR loop hashes the
+    rule of every reduction (the callback lookup) and compares it with the end state;
+    Lark's `Rule` does both in Python. One parser's rules are distinct objects, so
+    identity is the same equality there."""
+
+    __slots__ = ()
+    __hash__ = object.__hash__
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+
+
+def direct_callbacks(callbacks: dict[Any, Any]) -> None:
+    """Lark's per-rule callbacks without its generic wrappers, in place (the parser holds
+    this dict): a rule that passes its one child through (`?call: atom_head`) becomes
+    `itemgetter`, and a child filter (dropping punctuation, adding `[x]` placeholders)
+    becomes one generated expression that builds the same list. Rules whose children
+    splice an inlined rule keep Lark's wrappers. The callbacks see exactly what they
+    saw before."""
+    if ChildFilter is None:
+        return
+    items = [(rule, _direct(rule, f)) for rule, f in callbacks.items()]
+    callbacks.clear()
+    for rule, _ in items:
+        if type(rule) is Rule:
+            rule.__class__ = _IdentityRule      # hashes change: the dict is refilled below
+    callbacks.update(items)
+
+
+def _direct(rule: Any, f: Any) -> Any:
+    # Lark nests them as filter(ExpandSingleChild(callback)), each part optional.
+    if not isinstance(rule, Rule):
+        return f
+    plain = [f"s[{i}]" for i in range(len(rule.expansion))]
+    if isinstance(f, ChildFilterLALR_NoPlaceholders):
+        if any(expand for _, expand in f.to_include):
+            return f
+        items = [f"s[{i}]" for i, _ in f.to_include]
+        inner = f.node_builder
+    elif isinstance(f, ChildFilterLALR):
+        if any(expand for _, expand, _ in f.to_include):
+            return f
+        items = []
+        for i, _, nones in f.to_include:
+            items += ["None"] * nones + [f"s[{i}]"]
+        items += ["None"] * f.append_none
+        inner = f.node_builder
+    elif isinstance(f, ChildFilter):
+        return f
+    else:
+        items, inner = plain, f
+    if isinstance(inner, ExpandSingleChild):
+        if len(items) == 1:         # the one child is the value
+            return itemgetter(int(items[0][2:-1])) if items[0] != "None" else f
+        inner = inner.node_builder  # never one child: never expanded
+    if items == plain:
+        return inner
+    return eval(f"lambda s: callback([{', '.join(items)}])", {"callback": inner})
 
 
 def _split_metadata(text: str) -> tuple[str, str | None, int]:

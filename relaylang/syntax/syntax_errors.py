@@ -29,6 +29,23 @@ _LISTED = ["LOCAL", "IDENT", "GLOBAL", "GRAPH", "NUMBER", "STRING", "META", "RPA
            "__ANON_1", "ELSE", "$END"]
 
 
+# A terminal that stands for several of the others (grammar/relay.lark: a whole graph
+# binding on one line); errors are told in terms of its first token, `%N`.
+_INTERNAL = {"FAST_CALL_STMT"}
+_GRAPH_ID = re.compile(r"%[0-9]+")
+
+
+def _plain_token(tok: Any) -> Any:
+    """`tok`, or for a FAST_CALL_STMT token the GRAPH token it starts with: what the lexer
+    reads there when the whole statement is not one token."""
+    if getattr(tok, "type", None) not in _INTERNAL:
+        return tok
+    from lark import Token
+    value = _GRAPH_ID.match(tok.value).group()
+    return Token("GRAPH", value, tok.start_pos, tok.line, tok.column, tok.line,
+                 tok.column + len(value), tok.start_pos + len(value))
+
+
 def _terminal_name(name: str, lark: Lark) -> str:
     if name in _TERMINAL_NAMES:
         return _TERMINAL_NAMES[name]
@@ -48,6 +65,7 @@ def _found(tok: Any, lark: Lark) -> str:
 
 
 def _expected(expected: set[str], lark: Lark) -> str:
+    expected = expected - _INTERNAL
     names = [_terminal_name(n, lark) for n in _LISTED if n in expected]
     if not names:
         names = sorted(_terminal_name(n, lark) for n in expected)[:6]
@@ -57,7 +75,7 @@ def _expected(expected: set[str], lark: Lark) -> str:
 
 
 def _unexpected_token(e: UnexpectedToken, lark: Lark) -> str:
-    tok, expected = e.token, set(e.expected)
+    tok, expected = _plain_token(e.token), set(e.expected) - _INTERNAL
     if tok.type == "IDENT" and "LOCAL" in expected and "IDENT" not in expected:
         return (f"expected a local variable, found identifier `{tok.value}`: "
                 f"local variables are written `%{tok.value}`")
@@ -109,7 +127,7 @@ def describe_syntax_error(e: UnexpectedInput, text: str, source_name: str,
         message, width = _unexpected_character(e, text)
         return message, Span(source_name, e.line, e.column, e.line, e.column + width)
     if isinstance(e, UnexpectedToken):
-        tok = e.token
+        tok = _plain_token(e.token)
         if tok.type == "$END":
             line = text.count("\n") + 1
             column = len(text) - (text.rfind("\n") + 1) + 1

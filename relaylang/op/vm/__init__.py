@@ -11,13 +11,13 @@ Reference semantics: `vm.shape_of` is the input's shape as a tensor of `dtype`,
 `vm.reshape_tensor` a reshape to `newshape`; `vm.invoke_tvm_op` calls a lowered
 primitive on preallocated outputs, which only the VM can do: evaluating it is an
 error that says so. TVM registers `vm.invoke_tvm_op` with attrs type DictAttrs (the
-primitive function's attributes); here it takes none.
+primitive function's attributes, printed as plain `key=value`s); so does this.
 """
 from __future__ import annotations
 
 from typing import ClassVar
 
-from ...ir.attrs import Attrs, IndexExpr
+from ...ir.attrs import Attrs, DictAttrs, IndexExpr
 from ..registry import OpPattern, declare_op
 from ..schema import attrs_schema
 from ..transform import ShapeOfAttrs
@@ -44,8 +44,8 @@ class ReshapeTensorAttrs(Attrs):
 declare_op("vm.shape_of", inputs=("tensor",), attrs=ShapeOfAttrs, rel=vm_shape_of_rel,
            pattern=O, non_computational=True,
            doc="The shape of `tensor` as a 1-d tensor of `dtype` (int64 when unset).")
-declare_op("vm.invoke_tvm_op", inputs=("op", "ins", "outs"), rel=invoke_tvm_op_rel, pattern=O,
-           stateful=True, non_computational=True,
+declare_op("vm.invoke_tvm_op", inputs=("op", "ins", "outs"), attrs=DictAttrs,
+           rel=invoke_tvm_op_rel, pattern=O, stateful=True, non_computational=True,
            doc="Call the lowered primitive `op` on the tuple `ins`, writing the tuple `outs`; "
                "only meaningful after lowering to the VM.")
 declare_op("vm.reshape_tensor", inputs=("data", "shape"), attrs=ReshapeTensorAttrs,

@@ -5,13 +5,25 @@
     out = lib(x)                                           # or lib["main"](x)
 
 The params are bound as constants (BindParams), the module goes through the -O3
-pipeline (`rl.transform.optimize`, FuseOps included), then `@main` becomes either an
-execution plan (a static dataflow graph of primitive functions: `native/plan.py`,
-run by `native/graph_runtime.py`) or, for programs with control flow, closures, ADTs,
-references or `?` dimensions, a mixed-mode module (`native/mixed.py`): the
-interpreter's machine calls native kernels for primitive functions. Each primitive
-function is lowered by the core (`backend/llvm/`); one without a lowering runs its
-NumPy kernels, and its ops are listed in `lib.fallback_ops`.
+pipeline (`rl.transform.optimize`, FuseOps included), then `@main` becomes one of
+(`lib.mode`):
+
+- "graph": an execution plan (a static dataflow graph of primitive functions:
+  `native/plan.py`, run by `native/graph_runtime.py`);
+- "program": a first-order program over tensors with `if`, `let`, tuples and
+  recursion through globals, compiled whole by the core's
+  `llvm.control.compile_program` (the globals reachable from the entry become native
+  functions; self tail calls are loops), run by `native/library.py`'s
+  `ProgramRuntime`;
+- "mixed", for what the core does not compile (closures, ADTs, references, function
+  values, `?` dimensions, an op without a lowering) or when `max_depth` is given (only
+  the interpreter's machine counts pending calls): the interpreter's machine runs the
+  control part and calls native kernels for primitive functions (`native/mixed.py`);
+  `lib.mixed_reason` says why.
+
+Each primitive function is lowered by the core (`backend/llvm/`); in graph and mixed
+mode one without a lowering runs its NumPy kernels, and its ops are listed in
+`lib.fallback_ops` (a program is compiled whole or not at all: its list is empty).
 """
 from __future__ import annotations
 
@@ -59,8 +71,9 @@ def build(mod: Any, target: str = "llvm", params: Mapping[str, Any] | None = Non
 
     `params` are bound as constants to the entry's parameters of those names (and removed
     from its parameters). `cache=False` bypasses the on-disk kernel cache. `max_depth`
-    bounds pending calls in mixed mode, as for the interpreter. `timer` collects the
-    seconds of each phase."""
+    bounds pending calls as the interpreter does: given, a program with control flow
+    runs in mixed mode (natively compiled programs are bounded by their stack instead,
+    `RecursionTooDeep` when it runs out). `timer` collects the seconds of each phase."""
     from ..ir.expr import Function
     from ..ir.module import IRModule
     from ..transform import BindParams
@@ -98,8 +111,24 @@ def build_optimised(optimised: IRModule, entry: str = "main", cache: bool = True
     try:
         plan, functions = make_plan(main, _wrap_op)
     except NotAGraph:
-        return _build_mixed(optimised, entry, cache, max_depth, timer)
-    return _build_graph(optimised, entry, plan, functions, cache, timer)
+        pass
+    else:
+        return _build_graph(optimised, entry, plan, functions, cache, timer)
+    if max_depth is not None:
+        reason = (f"max_depth={max_depth:,} was given: only the interpreter's machine "
+                  "counts pending calls (a native program is bounded by its stack)")
+        return _build_mixed(optimised, entry, cache, max_depth, timer, reason)
+    from .llvm.control import NoLowering
+    try:
+        return _build_program(optimised, entry, cache, timer)
+    except NoLowering as e:
+        where = f" (at {e.span})" if e.span is not None else ""
+        return _build_mixed(optimised, entry, cache, max_depth, timer, f"{e}{where}")
+    except (RuntimeError, ValueError, KeyError, TypeError, AttributeError) as e:
+        # a failure of the program compiler itself: the program still runs (mixed mode
+        # lowers each primitive function on its own), and the reason says what broke
+        reason = f"the native program compiler failed ({type(e).__name__}: {e})"
+        return _build_mixed(optimised, entry, cache, max_depth, timer, reason)
 
 
 def _wrap_op(call: Call) -> Function:
@@ -207,8 +236,97 @@ def _compile(prims: list[Any], cache: bool, timer: BuildTimer) -> Any:
     return module
 
 
+def _build_program(optimised: IRModule, entry: str, cache: bool,
+                   timer: BuildTimer) -> Library:
+    """The globals reachable from `@entry` compiled natively (NoLowering when the core
+    cannot: the caller falls back to mixed mode)."""
+    from .llvm.control import compile_program
+    from .native.library import Library, ProgramRuntime
+    from .native.library_file import export_program
+    start = time.perf_counter()
+    program = compile_program(optimised, entry=entry, cache=cache)
+    timer.add("lowering and LLVM codegen (program)", time.perf_counter() - start)
+    functions = program_functions(optimised, sorted(program.functions))
+    runtime = ProgramRuntime(program, functions, module=optimised, cache=cache)
+    lib = Library(entry=entry, program=runtime, kernel_names=sorted(program.functions))
+    lib._export = lambda path: export_program(path, lib)
+    return lib
+
+
+def program_functions(mod: IRModule, names: list[str]) -> dict[str, Any]:
+    """`ProgramFunction`s of the globals `names` of `mod`: parameters, result type, and
+    where to blame a native stack overflow when calling each."""
+    from ..ir.expr import Function
+    from ..ir.types import FuncType
+    from .native.library import ProgramFunction
+    calls = {name: _global_calls(mod[name]) for name in names}
+    reach = {name: _reachable(calls, name) for name in names}
+    out: dict[str, Any] = {}
+    for name in names:
+        fn = mod[name]
+        assert isinstance(fn, Function)
+        ft = mod.get_global_var(name).checked_type
+        types = ft.arg_types if isinstance(ft, FuncType) else [p.checked_type
+                                                               for p in fn.params]
+        result = ft.ret_type if isinstance(ft, FuncType) else fn.body.checked_type
+        overflow = None
+        # breadth first from `name`: the first call, in source order, that recurses and
+        # is not a self tail call (those are loops) is what runs out of stack
+        order = sorted(reach[name], key=lambda f: (f != name, f))
+        for f in order:
+            for callee, span, tail in calls.get(f, ()):
+                if callee in reach and f in reach[callee] and not (callee == f and tail):
+                    overflow = (callee, span)
+                    break
+            if overflow is not None:
+                break
+        out[name] = ProgramFunction([(p.name_hint, t) for p, t in zip(fn.params, types)],
+                                    result, fn.span, overflow)
+    return out
+
+
+def _reachable(calls: dict[str, list[tuple[str, Any, bool]]], name: str) -> set[str]:
+    seen, stack = {name}, [name]
+    while stack:
+        for callee, _, _ in calls.get(stack.pop(), ()):
+            if callee not in seen:
+                seen.add(callee)
+                stack.append(callee)
+    return seen
+
+
+def _global_calls(fn: Any) -> list[tuple[str, Any, bool]]:
+    """(callee, span, in tail position) of each call of a global in `fn`'s body (not
+    inside nested functions), in source order."""
+    from ..ir.expr import Call, Function, GlobalVar, If, Let, Tuple, TupleGetItem
+    out: list[tuple[str, Any, bool]] = []
+    stack: list[tuple[Any, bool]] = [(fn.body, True)]
+    seen: set[tuple[int, bool]] = set()
+    while stack:
+        e, tail = stack.pop()
+        if (id(e), tail) in seen:
+            continue
+        seen.add((id(e), tail))
+        if isinstance(e, Call):
+            if isinstance(e.op, GlobalVar):
+                out.append((e.op.name_hint, e.span, tail))
+            elif not isinstance(e.op, Function):
+                stack.append((e.op, False))
+            stack.extend((a, False) for a in e.args)
+        elif isinstance(e, If):
+            stack.extend([(e.cond, False), (e.true_branch, tail), (e.false_branch, tail)])
+        elif isinstance(e, Let):
+            stack.extend([(e.value, False), (e.body, tail)])
+        elif isinstance(e, Tuple):
+            stack.extend((f, False) for f in e.fields)
+        elif isinstance(e, TupleGetItem):
+            stack.append((e.tuple_value, False))
+    out.sort(key=lambda c: (c[1] is None, tuple(c[1][1:3]) if c[1] is not None else ()))
+    return out
+
+
 def _build_mixed(optimised: IRModule, entry: str, cache: bool, max_depth: int | None,
-                 timer: BuildTimer) -> Library:
+                 timer: BuildTimer, reason: str = "") -> Library:
     from .native.library import Library
     from .native.library_file import export_mixed
     from .native.mixed import MixedRuntime, PrimitiveKernels
@@ -216,7 +334,7 @@ def _build_mixed(optimised: IRModule, entry: str, cache: bool, max_depth: int | 
     kernels.prebuild(optimised, timer=timer)
     runtime = MixedRuntime(optimised, kernels, max_depth=max_depth)
     lib = Library(entry=entry, mixed=runtime, modules=kernels.modules,
-                  kernel_names=kernels.native_names)
+                  kernel_names=kernels.native_names, mixed_reason=reason)
     lib._export = lambda path: export_mixed(path, lib)
     return lib
 

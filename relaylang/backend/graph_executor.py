@@ -47,7 +47,7 @@ class GraphModule:
         items = ([(key, value)] if key is not None else []) + list(params.items())
         for k, v in items:
             name, ty = self._param(k)
-            # copied once here into 64-byte aligned memory when it is not, not at each run
+            # copied once here when not C-contiguous and aligned, not at each run
             self._inputs[name] = aligned_value(
                 convert_argument(v, ty, f"input %{name} of @{self.entry}"))
 

@@ -5,7 +5,8 @@
 
 Loading reads the object code into MCJIT as it is: no parsing (except the Relay text of
 functions that run on the interpreter: NumPy fallbacks, the control part of a mixed-mode
-program), no passes and no LLVM optimisation. A library built for a CPU whose features
+program; a graph or a natively compiled program (`lib.mode == "program"`) parses
+nothing), no passes and no LLVM optimisation. A library built for a CPU whose features
 this one lacks is refused (`LibraryLoadError`, a `ValueError`, with a one-line message).
 """
 from __future__ import annotations

@@ -259,7 +259,7 @@ class Kernel:
 
     def __call__(self, arrays: list[Any]) -> None:
         arrays = self.check(list(arrays))
-        staged = [a if a.size == 0 or a.ctypes.data % 64 == 0 else aligned_copy(a)
+        staged = [a if a.size == 0 or a.flags.aligned else aligned_copy(a)
                   for a in arrays]
         ptrs = pointer_array(staged)
         self.run_range(ptrs, 0, self.parallel_extent)
@@ -269,7 +269,8 @@ class Kernel:
 
     def run_range(self, ptrs: Any, begin: int, end: int) -> None:
         """The native call over [begin, end) of the parallel loop; `ptrs` from
-        `pointer_array` (no checks: the arrays must be right and 64-byte aligned).
+        `pointer_array` (no checks: the arrays must be right, C-contiguous and aligned to
+        their element size).
         A nonzero status raises `status_error(status, name)` (ZeroDivisionError for an
         integer division by zero, as the NumPy kernels)."""
         rc = self._fn(ptrs, begin, end)

@@ -201,8 +201,8 @@ def flatten(value: Any) -> list[np.ndarray]:
 
 
 def aligned_value(value: Any) -> Any:
-    """A tensor (or tuple of them) in C-contiguous, 64-byte aligned memory (a copy only
-    where needed); other values as they are."""
+    """A tensor (or tuple of them) in C-contiguous memory aligned to its element size (a
+    copy only where needed); other values as they are."""
     if isinstance(value, np.ndarray):
         return as_aligned(value)
     if isinstance(value, tuple):
@@ -305,14 +305,14 @@ class NativeCall:
         raise InterpreterError(f"{what} failed: {error}", self.span) from error
 
     def call(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """Run on input arrays (copied when not aligned); fresh outputs (64-byte aligned
-        when larger than one element: the kernels declare alignment only for those)."""
+        """Run on input arrays (copied only when not C-contiguous or misaligned for their
+        element); fresh outputs (64-byte aligned when larger than one element)."""
         n_in = len(inputs)
         ptrs = self.pointer_type()
         keep = []
         for i, a in enumerate(inputs):
             at = address(a)
-            if a.ndim and (at % 64 or not a.flags.c_contiguous) and a.size > 1:
+            if a.ndim and not (a.flags.aligned and a.flags.c_contiguous) and a.size > 1:
                 a = as_aligned(a)
                 keep.append(a)
                 at = address(a)

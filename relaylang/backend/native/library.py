@@ -1,7 +1,14 @@
 """`Library`: what `rl.build` returns and `rl.runtime.load_module` loads.
 
+A library has one of three forms (`lib.mode`): "graph" (a plan of kernels for a dataflow
+`@main`), "program" (first-order control flow compiled to native functions by the
+core's `llvm.control.compile_program`, run by `ProgramRuntime`), or "mixed" (the
+interpreter's machine calling native kernels; `lib.mixed_reason` says why the program
+could not be compiled whole).
+
 `lib(*args)` runs the entry function (`lib["name"](*args)` any function the library
-can run: the entry of a graph plan, every global in mixed mode). Arguments are checked
+can run: the entry of a graph plan, every compiled global of a program (those
+reachable from the entry), every global in mixed mode). Arguments are checked
 against the entry's parameter types before any native code runs (`InputError`, one
 line, as the interpreter's executor says it). `lib.fallback_ops` lists the ops that run
 with their NumPy kernels; `get_source("ll" | "asm")` gives the kernels' LLVM IR or
@@ -19,6 +26,115 @@ from .kernels import flatten
 from .mixed import MixedRuntime
 
 
+class ProgramFunction:
+    """What a program library knows of one compiled global: its parameters (name,
+    type), its result type, and where to blame a native stack overflow met when calling
+    it (`overflow`: the callee's name and the span of a recursive call that is not a
+    self tail call, found at build)."""
+
+    __slots__ = ("overflow", "params", "result_type", "span")
+
+    def __init__(self, params: list[tuple[str, Type | None]], result_type: Type | None,
+                 span: Any = None, overflow: tuple[str, Any] | None = None):
+        self.params = params
+        self.result_type = result_type
+        self.span = span
+        self.overflow = overflow
+
+    def to_json(self) -> dict[str, Any]:
+        from .plan import type_to_json
+        return {"params": [[n, type_to_json(t)] for n, t in self.params],
+                "result": type_to_json(self.result_type), "span": _span_json(self.span),
+                "overflow": None if self.overflow is None else
+                [self.overflow[0], _span_json(self.overflow[1])]}
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> ProgramFunction:
+        from .plan import type_from_json
+        overflow = d.get("overflow")
+        return ProgramFunction([(str(n), type_from_json(t)) for n, t in d["params"]],
+                               type_from_json(d["result"]), _span_from_json(d.get("span")),
+                               None if overflow is None else
+                               (str(overflow[0]), _span_from_json(overflow[1])))
+
+
+def _span_json(span: Any) -> Any:
+    return None if span is None else list(span)
+
+
+def _span_from_json(value: Any) -> Any:
+    from ...ir.span import Span
+    if not value:
+        return None
+    name, line, column, end_line, end_column = value
+    return Span(str(name), int(line), int(column), int(end_line), int(end_column))
+
+
+class ProgramRuntime:
+    """A NativeProgram (`relaylang.backend.llvm.control`) with what the library needs to
+    call it like the interpreter: parameter names and types, and its failures turned
+    into the interpreter's errors. `module`, the optimised module (only in the process
+    that built it), lets a kernel failure be located exactly: the call runs again in
+    mixed mode (programs are pure), where the failing primitive function reports
+    itself as the interpreter does."""
+
+    def __init__(self, program: Any, functions: dict[str, ProgramFunction],
+                 module: Any = None, cache: bool = True):
+        self.program = program
+        self.functions = functions
+        self.module = module
+        self.cache = cache
+        self._mixed: MixedRuntime | None = None
+
+    def run(self, name: str, values: list[Any]) -> Any:
+        from ..interpreter.machine import RecursionTooDeep
+        from ..llvm.control import NativeProgramError
+        try:
+            return self.program.call(name, *values)
+        except RecursionTooDeep as e:
+            raise self._overflow(name) from e
+        except NativeProgramError as e:
+            raise self._failure(name, values, e) from e
+
+    def _overflow(self, name: str) -> Exception:
+        from ..interpreter.machine import RecursionTooDeep
+        from ..llvm.control import runtime as control_runtime
+        info = self.functions[name]
+        callee, span = info.overflow or (name, info.span)
+        size = control_runtime.BIG_STACK >> 20
+        return RecursionTooDeep(
+            f"recursion too deep: the native stack ({size} MiB) ran out with calls "
+            f"pending in @{callee} (an endless recursion?)", span)
+
+    def _failure(self, name: str, values: list[Any], error: Exception) -> Exception:
+        import re
+
+        from ..interpreter.machine import InterpreterError
+        from ..llvm import jit
+        from ..llvm.control import STATUS_OOM
+        found = re.search(r"status (\d+)", str(error))
+        status = int(found.group(1)) if found else -1
+        if status == STATUS_OOM:
+            return MemoryError(f"@{name} ran out of memory natively")
+        if self.module is not None:
+            try:
+                self._mixed_runtime().run(name, values)
+            except InterpreterError as located:
+                return located
+            except Exception:  # noqa: BLE001, S110 - then the native message below
+                pass
+        cause = jit.status_error(status, name) if status > 0 else error
+        return InterpreterError(f"@{name} failed: {cause}", self.functions[name].span)
+
+    def _mixed_runtime(self) -> MixedRuntime:
+        if self._mixed is None:
+            from .mixed import PrimitiveKernels
+            kernels = PrimitiveKernels(cache=self.cache)
+            kernels.prebuild(self.module)
+            self._mixed = MixedRuntime(self.module, kernels)
+        return self._mixed
+
+
 class LibraryFunction:
     """`lib["name"]`: a callable running one function of the library."""
 
@@ -34,17 +150,21 @@ class LibraryFunction:
 
 
 class Library:
-    """A built program: a graph plan (`graph`) or a mixed-mode module (`mixed`), with
-    its kernels."""
+    """A built program: a graph plan (`graph`), a native program (`program`) or a
+    mixed-mode module (`mixed`), with its kernels."""
 
     def __init__(self, *, entry: str, graph: GraphRuntime | None = None,
-                 mixed: MixedRuntime | None = None, fallback_ops: set[str] | None = None,
+                 mixed: MixedRuntime | None = None, program: ProgramRuntime | None = None,
+                 fallback_ops: set[str] | None = None,
                  modules: list[Any] | None = None, export: Callable[[str], None] | None = None,
-                 kernel_names: list[str] | None = None):
-        assert (graph is None) != (mixed is None)
+                 kernel_names: list[str] | None = None, mixed_reason: str = ""):
+        assert sum(x is not None for x in (graph, mixed, program)) == 1
         self.entry = entry
         self.graph = graph
         self.mixed = mixed
+        self.program = program
+        # why a program that is not a dataflow graph was not compiled whole (mixed mode)
+        self.mixed_reason = mixed_reason if mixed is not None else ""
         self._fallback_ops = set(fallback_ops or ())
         self.modules = list(modules or [])       # the core's compiled kernel modules
         self._export = export
@@ -86,14 +206,19 @@ class Library:
 
     @property
     def mode(self) -> str:
-        """"graph" (a plan of kernels) or "mixed" (the interpreter's machine calls them)."""
-        return "graph" if self.graph is not None else "mixed"
+        """"graph" (a plan of kernels), "program" (native functions with their control
+        flow) or "mixed" (the interpreter's machine calls the kernels)."""
+        if self.graph is not None:
+            return "graph"
+        return "program" if self.program is not None else "mixed"
 
     def entry_params(self, name: str | None = None) -> list[tuple[str, Type | None]]:
         """(name, type) of the parameters of `@name` (default: the entry)."""
         name = name or self.entry
         if self.graph is not None and name == self.entry:
             return list(self.graph.plan.params)
+        if self.program is not None:
+            return list(self.program.functions[name].params)
         assert self.mixed is not None
         fn = self.mixed.mod[name]
         ft = self.mixed.mod.get_global_var(name).checked_type
@@ -103,16 +228,21 @@ class Library:
     def result_type(self) -> Type | None:
         if self.graph is not None:
             return self.graph.plan.result_type
+        if self.program is not None:
+            return self.program.functions[self.entry].result_type
         assert self.mixed is not None
         ft = self.mixed.mod.get_global_var(self.entry).checked_type
         return ft.ret_type if isinstance(ft, FuncType) else None
 
     def get_source(self, fmt: str = "ll") -> str:
-        """The LLVM IR (`"ll"`) or assembly (`"asm"`, `"s"`) of the native kernels."""
+        """The LLVM IR (`"ll"`) or assembly (`"asm"`, `"s"`) of the native kernels (of
+        a program: its whole module, control code and kernels)."""
         from .kernels import module_source
         fmt = {"s": "asm", "llvm": "ll"}.get(fmt, fmt)
         if fmt not in ("ll", "asm"):
             raise ValueError(f"get_source: unknown format {fmt!r} (expected 'll' or 'asm')")
+        if self.program is not None:
+            return str(self.program.program.get_source(fmt))
         return "\n".join(module_source(m, fmt) for m in self.modules)
 
     def export_library(self, path: str) -> None:
@@ -129,12 +259,17 @@ class Library:
                            f"@{self.entry})")
         if self.mixed is not None and name not in self.mixed.mod:
             raise KeyError(f"the library has no function @{name}")
+        if self.program is not None and name not in self.program.functions:
+            names = ", ".join("@" + n for n in sorted(self.program.functions))
+            raise KeyError(f"the library has no function @{name} (compiled: {names})")
         return LibraryFunction(self, name)
 
     def __call__(self, *args: Any) -> Any:
         return self._call(self.entry, args)
 
     def check_arguments(self, name: str, args: tuple | list) -> list[Any]:
+        """The arguments converted and checked against @name's parameter types
+        (`InputError` before any native code runs)."""
         params = self.entry_params(name)
         if len(args) != len(params):
             names = ", ".join("%" + n for n, _ in params)
@@ -147,10 +282,15 @@ class Library:
         values = self.check_arguments(name, args)
         if self.graph is not None:
             return self.graph.run(flatten(tuple(values)))
+        if self.program is not None:
+            return self.program.run(name, values)
         assert self.mixed is not None
         return self.mixed.run(name, values)
 
     def __repr__(self) -> str:
+        if self.program is not None:
+            return (f"<relaylang library @{self.entry}: program mode, native functions: "
+                    f"{', '.join('@' + n for n in self.kernel_names)}>")
         return (f"<relaylang library @{self.entry}: {self.mode} mode, "
                 f"{len(self.kernel_names)} native kernel(s), fallback ops: "
                 f"{', '.join(self.fallback_ops) or 'none'}>")

@@ -17,6 +17,12 @@ A zip archive (stored, not compressed: object code and weights do not shrink muc
     module.relay         mixed mode: the optimised module (the control part runs on the
                          interpreter's machine, so it is parsed and typed at load; no
                          pass and no LLVM optimisation runs)
+    program/program.o    program mode: the object code of the whole native program
+                         (control code and kernels: `NativeProgram.export()`)
+    program/program.ll   its LLVM IR before optimisation (for get_source only)
+    program/program.json program mode: the core's metadata (entry symbols, signatures)
+                         and per compiled global its parameters' names and types, result
+                         type and spans (for errors); nothing is parsed at load
 
 Loading checks the target first: object code built for CPU features the host lacks
 refuses to load with a message naming them (`LibraryLoadError`).
@@ -115,6 +121,22 @@ def export_mixed(path: str, lib: Library) -> None:
     _write(path, fill)
 
 
+def export_program(path: str, lib: Library) -> None:
+    assert lib.program is not None
+    runtime = lib.program
+    object_code, meta = runtime.program.export()
+    raw_ir = getattr(runtime.program.compiled, "raw_ir", "") or ""
+
+    def fill(z: zipfile.ZipFile) -> None:
+        z.writestr("manifest.json", json.dumps(_manifest(lib, "program"), indent=1))
+        z.writestr("program/program.o", object_code)
+        z.writestr("program/program.ll", raw_ir)
+        z.writestr("program/program.json", json.dumps({
+            "native": meta,
+            "functions": {name: f.to_json() for name, f in runtime.functions.items()}}))
+    _write(path, fill)
+
+
 def _functions_text(functions: dict[str, Function]) -> str:
     from ...ir.expr import GlobalVar
     from ...ir.module import IRModule
@@ -165,6 +187,8 @@ def load(path: str) -> Library:
         try:
             if manifest["mode"] == "graph":
                 return _load_graph(z, manifest, path)
+            if manifest["mode"] == "program":
+                return _load_program(z, manifest, path)
             return _load_mixed(z, manifest, path)
         except LibraryLoadError:
             raise
@@ -222,6 +246,27 @@ def _load_graph(z: zipfile.ZipFile, manifest: dict[str, Any], path: str) -> Libr
                   kernel_names=manifest.get("kernel_names", []))
     fallbacks = fallback_fns
     lib._export = lambda out: export_graph(out, lib, fallbacks)
+    return lib
+
+
+def _load_program(z: zipfile.ZipFile, manifest: dict[str, Any], path: str) -> Library:
+    """A program library: its object code loaded as it is (no parsing, no passes, no LLVM
+    optimisation)."""
+    from ..llvm.control import load_program
+    from .library import Library, ProgramFunction, ProgramRuntime
+    data = json.loads(z.read("program/program.json"))
+    raw_ir = (z.read("program/program.ll").decode()
+              if "program/program.ll" in z.namelist() else "")
+    try:
+        program = load_program(z.read("program/program.o"), data["native"], raw_ir)
+    except ValueError as e:          # another compiler or CPU than the manifest says
+        raise LibraryLoadError(f"{path}: {e}; rebuild it here with `relay build`") from e
+    functions = {str(name): ProgramFunction.from_json(f)
+                 for name, f in data["functions"].items()}
+    runtime = ProgramRuntime(program, functions)
+    lib = Library(entry=manifest["entry"], program=runtime,
+                  kernel_names=manifest.get("kernel_names", sorted(functions)))
+    lib._export = lambda out: export_program(out, lib)
     return lib
 
 

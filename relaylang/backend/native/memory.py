@@ -1,7 +1,9 @@
 """Buffers for native kernels: 64-byte aligned NumPy arrays, and storage planning.
 
 `aligned_empty(shape, dtype)` is an uninitialised C-contiguous array whose data starts
-on a 64-byte boundary (the kernels' arguments are declared aligned). `plan_storage`
+on a 64-byte boundary (the executor's own buffers, for aligned vector access; the
+kernels' arguments only promise their element's alignment, so a user's array is used
+in place). `plan_storage`
 assigns the intermediate values of an execution plan to storage slots once per build,
 from their lifetimes: a slot is free again after the last step that reads the value it
 holds, and a later value of any dtype takes the smallest free slot that is large enough
@@ -54,13 +56,13 @@ def address(array: np.ndarray) -> int:
 
 
 def is_aligned(array: np.ndarray) -> bool:
-    return array.ctypes.data % ALIGNMENT == 0 and array.flags.c_contiguous
+    return array.flags.aligned and array.flags.c_contiguous
 
 
 def as_aligned(array: np.ndarray) -> np.ndarray:
-    """`array` itself when C-contiguous and aligned (or of at most one element: the
-    kernels declare 64-byte alignment only for larger buffers), else an aligned copy."""
-    if array.flags.c_contiguous and (array.size <= 1 or array.ctypes.data % ALIGNMENT == 0):
+    """`array` itself when C-contiguous and aligned to its element size (all a kernel's
+    arguments promise), else a 64-byte aligned copy."""
+    if array.flags.c_contiguous and (array.size <= 1 or array.flags.aligned):
         return array
     out = aligned_empty(array.shape, array.dtype)
     np.copyto(out, array)

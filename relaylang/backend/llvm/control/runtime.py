@@ -165,7 +165,7 @@ class NativeFunction:
             if str(a.dtype) != dtype or tuple(a.shape) != shape:
                 raise ProgramCallError(f"@{self.name}: {where} must be {dtype}{list(shape)}, "
                                        f"got {a.dtype}{list(a.shape)}")
-            if not a.flags.c_contiguous or (a.size and a.ctypes.data % 64):
+            if not a.flags.c_contiguous or (a.size and not a.flags.aligned):
                 a = aligned_copy(np.ascontiguousarray(a))
             out.append(a)
 
@@ -183,7 +183,7 @@ class NativeFunction:
         return _rebuild(self.ret_structure, outs)
 
     def run_pointers(self, ptrs: Any) -> None:
-        """The native call on a `void*[]` of outputs then inputs (64-byte aligned,
+        """The native call on a `void*[]` of outputs then inputs (element-aligned,
         C-contiguous; no checks). Retries on a big stack; raises RecursionTooDeep when
         even that is used up, NativeProgramError for another non-zero status."""
         rc = STATUS_STACK

@@ -1,0 +1,816 @@
+"""LLVM lowerings of the nn family (see /work/llvm_spec.md, "The lowering API").
+
+Semantics follow `numpy_kernels.py` and `conv_kernels.py`: dense, matmul,
+batch_matmul and the convolutions compute in the output dtype (inputs cast to it
+first, so int8 x int8 with out_dtype int32 accumulates in int32); float16 computes in
+float32 with a float32 accumulator and is rounded once, as `float16_in_float32` does
+(softmax, log_softmax, layer_norm and batch_norm too). nn.pad supports the constant,
+edge and reflect modes; nn.dropout is the inference identity (and a mask of ones).
+
+Loop shapes (what `backend/llvm/schedule.py` makes of them):
+- convolutions whose output channels per group are a multiple of 4 (or depthwise ones
+  with a multiple of 4 channels): blocked, T[n, o // B, *sp, o % B] with the weight
+  re-laid out as Wb[o // B, c, *k, o % B] (B = 64, 32, 16, 8 or 4): the innermost loop is a
+  register tile of B output channels fed by one broadcast input value, and the
+  weights one output position reads (C * K * B) stay in cache; depthwise re-lays the
+  padded input in blocks of B channels too. The result is copied to the output layout
+  by the (inlined) epilogue. Measured on one core (AVX-512): 1x64x56x56 3x3 -> 64
+  ~70 GFLOPS, 14x14 layers ~69, 7x7 layers ~36-45.
+- other convolutions (few or odd output channels): T[n, *sp, o] with o innermost
+  (groups == 1), else the direct NCHW-style reduction;
+- padding is a materialised padded copy of the input (no bounds checks in the
+  reduction);
+- dense with 4+ rows and units a multiple of 8: the same blocking (the weight re-laid
+  out in blocks of B rows, reused by every row of x); otherwise (GEMV, odd units) a
+  dot product per output element, contiguous in both operands, which the scheduler runs
+  in parallel;
+- matmul / batch_matmul: a dot product per element with transpose_b, else the row
+  update out[i, :] += a[i, k] * b[k, :] (a tile of output columns).
+Kernels with several stages of different shapes (a padded input, a re-laid weight,
+the blocked result) get no parallel loop from the scheduler yet.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..registry import implement
+
+# Output channel (dense: column) blocks, the widest first: a block is the scheduler's
+# register tile (64 float32 = 4 AVX-512 accumulators: enough independent FMAs in flight).
+_BLOCKS = (64, 32, 16, 8)
+
+
+def _acc(dtype: str) -> str:
+    """The dtype arithmetic runs in: float16 is computed in float32."""
+    return "float32" if dtype == "float16" else dtype
+
+
+def _widen(b: Any, e: Any, dtype: str) -> Any:
+    return b.cast(e, dtype)
+
+
+def _out(out_type: Any) -> tuple[tuple[int, ...], str]:
+    return tuple(int(d) for d in out_type.shape), str(out_type.dtype)
+
+
+def _finish(b: Any, t: Any, dtype: str, name: str) -> Any:
+    """`t` (computed in _acc(dtype)) as a tensor of `dtype`."""
+    if t.dtype == dtype:
+        return t
+    return b.compute(t.shape, lambda *i: b.cast(t[i], dtype), dtype=dtype, name=name)
+
+
+def _axis(axis: int, rank: int) -> int:
+    return axis + rank if axis < 0 else axis
+
+
+def _is_float(dtype: str) -> bool:
+    return dtype.startswith("float")
+
+
+# ---------------------------------------------------------------- activations
+
+@implement("nn.relu", target="llvm")
+def relu(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    (x,) = inputs
+    if x.dtype == "bool" or x.dtype.startswith("uint"):
+        return b.compute(x.shape, lambda *i: x[i], name="relu")
+    return b.compute(x.shape, lambda *i: b.max(x[i], b.const(0, x.dtype)), name="relu")
+
+
+@implement("nn.leaky_relu", target="llvm")
+def leaky_relu(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    (x,) = inputs
+    dt = x.dtype
+    alpha = float(attrs.alpha)
+
+    def f(*i: Any) -> Any:
+        v = x[i]
+        if _is_float(dt):
+            w = _widen(b, v, _acc(dt))
+            neg = b.cast(w * b.const(alpha, w.dtype), dt)
+        else:               # NumPy: x * alpha in float64, truncated back
+            neg = b.cast(b.cast(v, "float64") * b.const(alpha, "float64"), dt)
+        return b.select(b.gt(v, b.const(0, dt)), v, neg)
+    return b.compute(x.shape, f, dtype=dt, name="leaky_relu")
+
+
+@implement("nn.prelu", target="llvm")
+def prelu(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    x, alpha = inputs
+    dt = x.dtype
+    ax = _axis(attrs.axis, x.ndim)
+
+    def f(*i: Any) -> Any:
+        v = x[i]
+        a = alpha[i[ax]]
+        if _is_float(dt):
+            neg = b.cast(_widen(b, v, _acc(dt)) * _widen(b, a, _acc(dt)), dt)
+        else:
+            neg = v * b.cast(a, dt)
+        return b.select(b.gt(v, b.const(0, dt)), v, neg)
+    return b.compute(x.shape, f, dtype=dt, name="prelu")
+
+
+@implement("nn.bias_add", target="llvm")
+def bias_add(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    x, bias = inputs
+    dt = x.dtype
+    ax = _axis(attrs.axis, x.ndim)
+
+    def f(*i: Any) -> Any:
+        v, c = x[i], bias[i[ax]]
+        if c.dtype != dt:           # NumPy promotes, adds, and casts back
+            wide = "float64" if _is_float(dt) or _is_float(c.dtype) else "int64"
+            return b.cast(b.cast(v, wide) + b.cast(c, wide), dt)
+        if dt == "bool":
+            return b.logical_or(v, c)
+        return v + c
+    return b.compute(x.shape, f, dtype=dt, name="bias_add")
+
+
+@implement("nn.dropout", target="llvm")
+def dropout(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    (x,) = inputs
+    return (b.compute(x.shape, lambda *i: x[i], name="dropout"),
+            b.compute(x.shape, lambda *i: b.const(1, x.dtype), dtype=x.dtype,
+                      name="dropout_mask"))
+
+
+@implement("nn.batch_flatten", target="llvm")
+def batch_flatten(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    (x,) = inputs
+    shape, _ = _out(out_type)
+    inner = x.shape[1:]
+
+    def f(i: Any, j: Any) -> Any:
+        idx = []
+        rest = j
+        for k, d in enumerate(reversed(inner)):
+            if k == len(inner) - 1:
+                idx.append(rest)
+            else:
+                idx.append(rest % d)
+                rest = rest / d
+        return x[(i,) + tuple(reversed(idx))]
+    return b.compute(shape, f, name="batch_flatten")
+
+
+# ---------------------------------------------------------------- softmax
+
+def _softmax(b: Any, x: Any, axis: int, log: bool) -> Any:
+    dt = x.dtype
+    acc = _acc(dt)
+    ax = _axis(axis, x.ndim)
+    n = x.shape[ax]
+    rshape = x.shape[:ax] + x.shape[ax + 1:]
+
+    def at(i: tuple, k: Any) -> tuple:
+        return tuple(i[:ax]) + (k,) + tuple(i[ax:])
+
+    def xv(idx: tuple) -> Any:
+        return _widen(b, x[idx], acc)
+
+    k1 = b.reduce_axis(n, "k")
+    m = b.compute(rshape, lambda *i: b.reduce_max(xv(at(i, k1)), [k1]), dtype=acc,
+                  name="softmax_max")
+    k2 = b.reduce_axis(n, "k")
+    s = b.compute(rshape, lambda *i: b.reduce_sum(
+        b.call("exp", xv(at(i, k2)) - m[i]), [k2]), dtype=acc, name="softmax_sum")
+
+    def f(*i: Any) -> Any:
+        r = tuple(i[:ax]) + tuple(i[ax + 1:])
+        shifted = xv(i) - m[r]
+        if log:
+            return b.cast(shifted - b.call("log", s[r]), dt)
+        return b.cast(b.call("exp", shifted) / s[r], dt)
+    return b.compute(x.shape, f, dtype=dt, name="log_softmax" if log else "softmax")
+
+
+@implement("nn.softmax", target="llvm")
+def softmax(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    if not _is_float(inputs[0].dtype):
+        raise NotImplementedError("softmax of a non-float tensor")
+    return _softmax(b, inputs[0], attrs.axis, log=False)
+
+
+@implement("nn.log_softmax", target="llvm")
+def log_softmax(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    if not _is_float(inputs[0].dtype):
+        raise NotImplementedError("log_softmax of a non-float tensor")
+    return _softmax(b, inputs[0], attrs.axis, log=True)
+
+
+# ---------------------------------------------------------------- normalisation
+
+@implement("nn.batch_norm", target="llvm")
+def batch_norm(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    x, gamma, beta, mean, var = inputs
+    dt = x.dtype
+    if not _is_float(dt):
+        raise NotImplementedError("batch_norm of a non-float tensor")
+    acc = _acc(dt)
+    ax = _axis(attrs.axis, x.ndim)
+
+    def scale_of(c: Any) -> Any:
+        v = _widen(b, var[c], acc)
+        s = b.const(1, acc) / b.call("sqrt", v + b.const(float(attrs.epsilon), acc))
+        if attrs.scale:
+            s = s * _widen(b, gamma[c], acc)
+        return s
+
+    def f(*i: Any) -> Any:
+        c = i[ax]
+        s = scale_of(c)
+        shift = -_widen(b, mean[c], acc) * s
+        if attrs.center:
+            shift = shift + _widen(b, beta[c], acc)
+        return b.cast(_widen(b, x[i], acc) * s + shift, dt)
+    out = b.compute(x.shape, f, dtype=dt, name="batch_norm")
+    return (out, b.compute(mean.shape, lambda *i: mean[i], name="bn_mean"),
+            b.compute(var.shape, lambda *i: var[i], name="bn_var"))
+
+
+@implement("nn.layer_norm", target="llvm")
+def layer_norm(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    x, gamma, beta = inputs
+    dt = x.dtype
+    if not _is_float(dt):
+        raise NotImplementedError("layer_norm of a non-float tensor")
+    acc = _acc(dt)
+    ax = _axis(attrs.axis, x.ndim)
+    n = x.shape[ax]
+    rshape = x.shape[:ax] + x.shape[ax + 1:]
+
+    def at(i: tuple, k: Any) -> tuple:
+        return tuple(i[:ax]) + (k,) + tuple(i[ax:])
+
+    def xv(idx: tuple) -> Any:
+        return _widen(b, x[idx], acc)
+
+    k1 = b.reduce_axis(n, "k")
+    total = b.compute(rshape, lambda *i: b.reduce_sum(xv(at(i, k1)), [k1]), dtype=acc,
+                      name="ln_sum")
+    mean = b.compute(rshape, lambda *i: total[i] / b.const(float(n), acc), dtype=acc,
+                     name="ln_mean")
+    mean = b.materialize(mean)
+    k2 = b.reduce_axis(n, "k")
+
+    def sq(*i: Any) -> Any:
+        d = xv(at(i, k2)) - mean[i]
+        return b.reduce_sum(d * d, [k2])
+    ss = b.compute(rshape, sq, dtype=acc, name="ln_ss")
+
+    def f(*i: Any) -> Any:
+        r = tuple(i[:ax]) + tuple(i[ax + 1:])
+        var = ss[r] / b.const(float(n), acc)
+        out = (xv(i) - mean[r]) / b.call("sqrt", var + b.const(float(attrs.epsilon), acc))
+        if attrs.scale:
+            out = out * _widen(b, gamma[i[ax]], acc)
+        if attrs.center:
+            out = out + _widen(b, beta[i[ax]], acc)
+        return b.cast(out, dt)
+    return b.compute(x.shape, f, dtype=dt, name="layer_norm")
+
+
+# ---------------------------------------------------------------- padding
+
+@implement("nn.pad", target="llvm")
+def pad(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    x, value = inputs
+    shape, dt = _out(out_type)
+    widths = [(int(p[0]), int(p[1])) for p in attrs.pad_width]
+    mode = attrs.pad_mode
+    if x.size == 0 and mode != "constant":
+        raise NotImplementedError("edge/reflect padding of an empty tensor")
+
+    def f(*i: Any) -> Any:
+        src = []
+        inside = None
+        for k, (lo, _) in enumerate(widths):
+            n = x.shape[k]
+            p = i[k] - lo if lo else i[k]
+            if mode == "constant":
+                if widths[k] != (0, 0):
+                    ok = b.logical_and(b.ge(p, 0), b.lt(p, n))
+                    inside = ok if inside is None else b.logical_and(inside, ok)
+                    p = b.min(b.max(p, 0), max(n - 1, 0))
+            elif mode == "edge":
+                if widths[k] != (0, 0):
+                    p = b.min(b.max(p, 0), n - 1)
+            else:                                       # reflect (no edge repeat)
+                if widths[k] != (0, 0):
+                    p = b.select(b.lt(p, 0), -p, p)
+                    p = b.select(b.ge(p, n), 2 * (n - 1) - p, p)
+            src.append(p)
+        v = x[tuple(src)] if x.size else b.const(0, dt)
+        if inside is None:
+            return v
+        pv = b.cast(value[()], dt)
+        return b.select(inside, v, pv)
+    return b.compute(shape, f, dtype=dt, name="pad")
+
+
+# ---------------------------------------------------------------- dense layers
+
+def _product(b: Any, a: Any, c: Any, dtype: str) -> Any:
+    return _widen(b, a, dtype) * _widen(b, c, dtype)
+
+
+def _product_sum(b: Any, shape: tuple, dtype: str, fsrc: Any, k_extent: int,
+                 name: str) -> Any:
+    """sum over k of fsrc(idx, k) (in _acc(dtype)), as a tensor of `dtype`."""
+    acc = _acc(dtype)
+    k = b.reduce_axis(k_extent, "k")
+    if dtype == "bool":
+        raise NotImplementedError(f"{name} of bool tensors")
+    t = b.compute(shape, lambda *i: b.reduce_sum(fsrc(i, k, acc), [k]), dtype=acc, name=name)
+    return _finish(b, t, dtype, name + "_cast")
+
+
+def _blocked_dense(b: Any, x: Any, w: Any, shape: tuple, dt: str, ob: int) -> Any:
+    """out[.., j] = T[j // ob, rows, j % ob] with T[jb, m, :] = sum_k x[m, k] *
+    Wb[jb, k, :]: the weight re-laid out in blocks of `ob` rows (columns of the
+    product), each block (K x ob) reused from cache by every row of x, the innermost
+    loop a register tile of `ob` output columns."""
+    acc = _acc(dt)
+    lead = shape[:-1]
+    rows = math.prod(lead)
+    kext = x.shape[-1]
+    nblk = shape[-1] // ob
+    wb = b.materialize(b.compute((nblk, kext, ob), lambda jb, k, jj: w[jb * ob + jj, k],
+                                 name="dense_weight_b"))
+    k = b.reduce_axis(kext, "k")
+
+    def x_at(m: Any) -> Any:
+        idx = []
+        rest = m
+        for pos, d in enumerate(reversed(lead)):
+            if pos == len(lead) - 1:
+                idx.append(rest)
+            else:
+                idx.append(rest % d)
+                rest = rest / d
+        return x[tuple(reversed(idx)) + (k,)]
+    t = b.compute((nblk, rows, ob), lambda jb, m, jj: b.reduce_sum(
+        _product(b, x_at(m), wb[jb, k, jj], acc), [k]), dtype=acc, name="dense")
+
+    def fout(*i: Any) -> Any:
+        m: Any = 0
+        for pos, d in enumerate(lead):
+            m = i[pos] if pos == 0 else m * d + i[pos]
+        j = i[-1]
+        return b.cast(t[j / ob, m, j % ob], dt)
+    return b.compute(shape, fout, dtype=dt, name="dense_out")
+
+
+@implement("nn.dense", target="llvm")
+def dense(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    x, w = inputs
+    shape, dt = _out(out_type)
+    rows = math.prod(shape[:-1])
+    ob = next((k for k in _BLOCKS if shape[-1] % k == 0), 0)
+    if rows >= 4 and ob and x.shape[-1] > 0 and dt != "bool":
+        return _blocked_dense(b, x, w, shape, dt, ob)
+    return _product_sum(
+        b, shape, dt, lambda i, k, acc: _product(b, x[tuple(i[:-1]) + (k,)], w[i[-1], k], acc),
+        x.shape[-1], "dense")
+
+
+@implement("nn.matmul", target="llvm")
+def matmul(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    a, c = inputs
+    shape, dt = _out(out_type)
+    ta, tb = bool(attrs.transpose_a), bool(attrs.transpose_b)
+    kext = a.shape[-2] if ta else a.shape[-1]
+
+    def src(i: tuple, k: Any, acc: str) -> Any:
+        i = tuple(i)
+        if a.ndim == 1:
+            av = a[k]
+        elif ta:
+            av = a[i[:-2] + (k, i[-2])]
+        else:
+            av = a[i[:-1] + (k,)]
+        cv = c[i[-1], k] if tb else c[k, i[-1]]
+        return _product(b, av, cv, acc)
+    return _product_sum(b, shape, dt, src, kext, "matmul")
+
+
+@implement("nn.batch_matmul", target="llvm")
+def batch_matmul(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    x, y = inputs
+    shape, dt = _out(out_type)
+    ta, tb = bool(attrs.transpose_a), bool(attrs.transpose_b)
+    kext = x.shape[1] if ta else x.shape[2]
+
+    def src(i: tuple, k: Any, acc: str) -> Any:
+        n, r, col = i
+        xn = 0 if x.shape[0] == 1 else n
+        yn = 0 if y.shape[0] == 1 else n
+        xv = x[xn, k, r] if ta else x[xn, r, k]
+        yv = y[yn, col, k] if tb else y[yn, k, col]
+        return _product(b, xv, yv, acc)
+    return _product_sum(b, shape, dt, src, kext, "batch_matmul")
+
+
+# ---------------------------------------------------------------- convolutions
+
+def _block(ocount: int, opg: int, cin: int, groups: int) -> int:
+    """The output channel block of the blocked convolution (0: not blocked). A block lies
+    in one group; depthwise (one input channel per group and output) blocks channels."""
+    if cin == 1 and opg == 1 and groups > 1:
+        return next((k for k in (16, 8, 4) if ocount % k == 0), 0)
+    return next((k for k in _BLOCKS + (4,) if opg % k == 0), 0)
+
+
+def _blocked_conv(b: Any, nd: int, src: Any, weight: Any, shape: tuple, dt: str, acc: str,
+                  ob: int, dpos: list, wpos: list, opos: list, strides: list, dil: list,
+                  cin: int, opg: int, rc: Any, rk: list, data_at: Any) -> Any:
+    """T[n, o // ob, *sp, o % ob] = sum in[n, c, *win] * Wb[o // ob, c, *k, o % ob]: the
+    innermost loop is a block of `ob` output channels (a few vector registers), the weight
+    re-laid out once as Wb (blocks of `ob` output channels innermost), so the weights one
+    output position reads stay in cache. Depthwise: the (padded) input is re-laid out in
+    blocks of `ob` channels too, and the window is read a vector of channels at a time."""
+    ocount = weight.shape[wpos[0]]
+    ksize = [weight.shape[wpos[2 + j]] for j in range(nd)]
+    depthwise = cin == 1 and opg == 1 and ocount > 1 and ob > 1
+
+    def fwb(blk: Any, c: Any, *r: Any) -> Any:
+        widx: list[Any] = [0] * (nd + 2)
+        widx[wpos[0]], widx[wpos[1]] = blk * ob + r[-1], c
+        for j in range(nd):
+            widx[wpos[2 + j]] = r[j]
+        return weight[tuple(widx)]
+    wb = b.materialize(b.compute((ocount // ob, cin) + tuple(ksize) + (ob,), fwb,
+                                 name="conv_weight_b"))
+    osp = tuple(shape[opos[2 + j]] for j in range(nd))
+    nb = shape[opos[0]]
+    if depthwise:
+        psp = tuple(src.shape[dpos[2 + j]] for j in range(nd))
+
+        def fpb(n: Any, blk: Any, *rest: Any) -> Any:
+            didx: list[Any] = [0] * (nd + 2)
+            didx[dpos[0]], didx[dpos[1]] = n, blk * ob + rest[-1]
+            for j in range(nd):
+                didx[dpos[2 + j]] = rest[j]
+            return src[tuple(didx)]
+        pb = b.materialize(b.compute((src.shape[dpos[0]], ocount // ob) + psp + (ob,), fpb,
+                                     name="conv_input_b"))
+
+        def fdw(n: Any, blk: Any, *rest: Any) -> Any:
+            sp, oi = list(rest[:-1]), rest[-1]
+            pidx = [sp[j] * strides[j] + rk[j] * dil[j] for j in range(nd)]
+            return b.reduce_sum(_product(b, pb[(n, blk) + tuple(pidx) + (oi,)],
+                                         wb[(blk, 0) + tuple(rk) + (oi,)], acc), rk)
+        t = b.compute((nb, ocount // ob) + osp + (ob,), fdw, dtype=acc, name=f"conv{nd}d")
+    else:
+        def fb(n: Any, blk: Any, *rest: Any) -> Any:
+            sp, oi = list(rest[:-1]), rest[-1]
+            c = rc if opg == ocount else ((blk * ob) / opg) * cin + rc
+            return b.reduce_sum(_product(b, data_at(n, c, sp),
+                                         wb[(blk, rc) + tuple(rk) + (oi,)], acc), [rc] + rk)
+        t = b.compute((nb, ocount // ob) + osp + (ob,), fb, dtype=acc, name=f"conv{nd}d")
+
+    def fout(*i: Any) -> Any:
+        o = i[opos[1]]
+        return b.cast(t[(i[opos[0]], o / ob) + tuple(i[opos[2 + j]] for j in range(nd))
+                        + (o % ob,)], dt)
+    return b.compute(shape, fout, dtype=dt, name=f"conv{nd}d_out")
+
+
+def _conv(nd: int) -> Any:
+    def lower(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+        from .conv_relations import conv_geometry
+        g = conv_geometry(attrs, nd)
+        data, weight = inputs
+        shape, dt = _out(out_type)
+        if dt == "bool":
+            raise NotImplementedError("convolution of bool tensors")
+        acc = _acc(dt)
+        dpos, wpos, opos = g.data_pos, g.weight_pos, g.out_pos
+        strides = [int(s) for s in g.strides]
+        dil = [int(d) for d in g.dilation]
+        pads = [(int(p), int(q)) for p, q in g.pads]
+        if any(p < 0 or q < 0 for p, q in pads):
+            raise NotImplementedError("negative convolution padding")
+        groups = int(attrs.groups)
+        cin = weight.shape[wpos[1]]                     # input channels per group
+        ocount = weight.shape[wpos[0]]
+        opg = ocount // groups
+        ksize = [weight.shape[wpos[2 + j]] for j in range(nd)]
+        sizes = [data.shape[dpos[2 + j]] for j in range(nd)]
+
+        src = data
+        if any(p or q for p, q in pads):
+            pshape = list(data.shape)
+            for j, (p, q) in enumerate(pads):
+                pshape[dpos[2 + j]] += p + q
+
+            def fpad(*i: Any) -> Any:
+                idx = list(i)
+                inside = None
+                for j, (p, q) in enumerate(pads):
+                    if not (p or q):
+                        continue
+                    ax, n = dpos[2 + j], sizes[j]
+                    v = i[ax] - p
+                    ok = b.logical_and(b.ge(v, 0), b.lt(v, n))
+                    inside = ok if inside is None else b.logical_and(inside, ok)
+                    idx[ax] = b.min(b.max(v, 0), max(n - 1, 0))
+                if data.size == 0:
+                    return b.const(0, data.dtype)
+                return b.select(inside, data[tuple(idx)], b.const(0, data.dtype))
+            src = b.compute(tuple(pshape), fpad, dtype=data.dtype, name="conv_pad")
+            ob = _block(ocount, opg, cin, groups)
+            if not (ob and cin == 1 and opg == 1 and groups > 1):
+                src = b.materialize(src)    # depthwise re-lays it out (padding included)
+
+        rc = b.reduce_axis(cin, "rc")
+        rk = [b.reduce_axis(k, f"rk{j}") for j, k in enumerate(ksize)]
+
+        def data_at(n: Any, c: Any, sp: list) -> Any:
+            didx: list[Any] = [0] * (nd + 2)
+            didx[dpos[0]], didx[dpos[1]] = n, c
+            for j in range(nd):
+                pos = sp[j] * strides[j] if strides[j] != 1 else sp[j]
+                off = rk[j] * dil[j] if dil[j] != 1 else rk[j]
+                didx[dpos[2 + j]] = pos + off
+            return src[tuple(didx)]
+
+        ob = _block(ocount, opg, cin, groups)
+        if ob:
+            return _blocked_conv(b, nd, src, weight, shape, dt, acc, ob, dpos, wpos, opos,
+                                 strides, dil, cin, opg, rc, rk, data_at)
+        if groups == 1:
+            # channels last: T[n, *sp, o] += in[n, c, ...] * W[c, *k, o], the vectorised
+            # loop over the output channels (a weight with O innermost is read as it is)
+            if wpos[0] == nd + 1:
+                def w_at(o: Any) -> Any:
+                    widx: list[Any] = [0] * (nd + 2)
+                    widx[wpos[0]], widx[wpos[1]] = o, rc
+                    for j in range(nd):
+                        widx[wpos[2 + j]] = rk[j]
+                    return weight[tuple(widx)]
+            else:
+                def fwt(c: Any, *r: Any) -> Any:
+                    widx: list[Any] = [0] * (nd + 2)
+                    widx[wpos[0]], widx[wpos[1]] = r[-1], c
+                    for j in range(nd):
+                        widx[wpos[2 + j]] = r[j]
+                    return weight[tuple(widx)]
+                wt = b.materialize(b.compute((cin,) + tuple(ksize) + (ocount,), fwt,
+                                             name="conv_weight_t"))
+
+                def w_at(o: Any) -> Any:
+                    return wt[(rc,) + tuple(rk) + (o,)]
+            osp = tuple(shape[opos[2 + j]] for j in range(nd))
+            tshape = (shape[opos[0]],) + osp + (ocount,)
+
+            def ft(n: Any, *rest: Any) -> Any:
+                sp, o = list(rest[:-1]), rest[-1]
+                return b.reduce_sum(_product(b, data_at(n, rc, sp), w_at(o), acc), [rc] + rk)
+            t = b.compute(tshape, ft, dtype=acc, name=f"conv{nd}d")
+            if list(opos) == [0, nd + 1] + list(range(1, nd + 1)) and acc == dt:
+                return t                                # the output layout is NHWC-like
+
+            def fout(*i: Any) -> Any:
+                return b.cast(t[(i[opos[0]],) + tuple(i[opos[2 + j]] for j in range(nd))
+                                + (i[opos[1]],)], dt)
+            return b.compute(shape, fout, dtype=dt, name=f"conv{nd}d_out")
+
+        def f(*i: Any) -> Any:
+            n, o = i[opos[0]], i[opos[1]]
+            sp = [i[opos[2 + j]] for j in range(nd)]
+            c = (o / opg) * cin + rc
+            widx: list[Any] = [0] * (nd + 2)
+            widx[wpos[0]], widx[wpos[1]] = o, rc
+            for j in range(nd):
+                widx[wpos[2 + j]] = rk[j]
+            return b.reduce_sum(_product(b, data_at(n, c, sp), weight[tuple(widx)], acc),
+                                [rc] + rk)
+        t = b.compute(shape, f, dtype=acc, name=f"conv{nd}d")
+        return _finish(b, t, dt, f"conv{nd}d_cast")
+    lower.__name__ = f"conv{nd}d"
+    return lower
+
+
+for _nd in (1, 2, 3):
+    implement(f"nn.conv{_nd}d", target="llvm")(_conv(_nd))
+
+
+# ---------------------------------------------------------------- resampling
+
+@implement("nn.upsampling", target="llvm")
+def upsampling(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    from ..image.llvm_lowering import resize_lowering
+    from ..layouts import axis_positions
+    (x,) = inputs
+    shape, dt = _out(out_type)
+    h, w = axis_positions(attrs.layout, "HW", "layout")
+    mode = "align_corners" if attrs.align_corners else "asymmetric"
+    return resize_lowering(b, x, attrs.layout, (shape[h], shape[w]),
+                           attrs.method.removeprefix("bi"), mode, "", dt)
+
+
+def _conv_transpose(nd: int) -> Any:
+    """out[n, o, *y] = sum over the group's channels c and window r of
+    x[n, c, (y + pad - r * d) / s] * w[c, o % (O / groups), *r], the terms where that
+    position is a whole in-range input index (the NumPy kernel's dilate-pad-flip
+    formulation, read backwards). A direct reduction (correct, not fast)."""
+    def lower(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+        from .conv_relations import conv_geometry
+        g = conv_geometry(attrs, nd, transposed=True)
+        data, weight = inputs
+        shape, dt = _out(out_type)
+        if dt == "bool":
+            raise NotImplementedError("transposed convolution of bool tensors")
+        acc = _acc(dt)
+        dpos, wpos, opos = g.data_pos, g.weight_pos, g.out_pos
+        strides = [int(s) for s in g.strides]
+        dil = [int(d) for d in g.dilation]
+        pads = [int(p) for p, _ in g.pads]
+        groups = int(attrs.groups)
+        channels = data.shape[dpos[1]]
+        cpg = channels // groups                     # data channels per group
+        opg = weight.shape[wpos[0]]                  # outputs per group (layout letter O)
+        ksize = [weight.shape[wpos[2 + j]] for j in range(nd)]
+        sizes = [data.shape[dpos[2 + j]] for j in range(nd)]
+        if data.size == 0 or cpg == 0:
+            raise NotImplementedError("transposed convolution of an empty tensor")
+        rc = b.reduce_axis(cpg, "rc")
+        rk = [b.reduce_axis(k, f"rk{j}") for j, k in enumerate(ksize)]
+
+        def f(*i: Any) -> Any:
+            n, o = i[opos[0]], i[opos[1]]
+            c = rc if groups == 1 else (o / opg) * cpg + rc
+            oi = o if groups == 1 else o % opg
+            didx: list[Any] = [0] * (nd + 2)
+            didx[dpos[0]], didx[dpos[1]] = n, c
+            widx: list[Any] = [0] * (nd + 2)
+            widx[wpos[0]], widx[wpos[1]] = oi, c
+            valid = None
+            for j in range(nd):
+                t = i[opos[2 + j]] + pads[j] - (rk[j] * dil[j] if dil[j] != 1 else rk[j])
+                ok = b.ge(t, 0)
+                q = t
+                if strides[j] != 1:
+                    ok = b.logical_and(ok, b.eq(t % strides[j], 0))
+                    q = t / strides[j]
+                ok = b.logical_and(ok, b.lt(q, sizes[j]))
+                valid = ok if valid is None else b.logical_and(valid, ok)
+                didx[dpos[2 + j]] = b.min(b.max(q, 0), sizes[j] - 1)
+                widx[wpos[2 + j]] = rk[j]
+            term = _product(b, data[tuple(didx)], weight[tuple(widx)], acc)
+            return b.reduce_sum(b.select(valid, term, b.const(0, acc)), [rc] + rk)
+        t = b.compute(shape, f, dtype=acc, name=f"conv{nd}d_transpose")
+        return _finish(b, t, dt, f"conv{nd}d_transpose_cast")
+    lower.__name__ = f"conv{nd}d_transpose"
+    return lower
+
+
+for _nd in (1, 2, 3):
+    implement(f"nn.conv{_nd}d_transpose", target="llvm")(_conv_transpose(_nd))
+
+
+@implement("nn.depth_to_space", target="llvm")
+def depth_to_space(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    """DCR: input channel (by * bs + bx) * C' + c; CRD: c * bs^2 + by * bs + bx."""
+    (x,) = inputs
+    shape, _ = _out(out_type)
+    bs = int(attrs.block_size)
+    nhwc = attrs.layout == "NHWC"
+    cout = shape[3] if nhwc else shape[1]
+
+    def f(*i: Any) -> Any:
+        n, c, y, xx = (i[0], i[3], i[1], i[2]) if nhwc else i
+        by, bx = y % bs, xx % bs
+        if attrs.mode == "DCR":
+            ch = (by * bs + bx) * cout + c
+        else:
+            ch = c * (bs * bs) + by * bs + bx
+        return x[(n, y / bs, xx / bs, ch) if nhwc else (n, ch, y / bs, xx / bs)]
+    return b.compute(shape, f, name="depth_to_space")
+
+
+@implement("nn.space_to_depth", target="llvm")
+def space_to_depth(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    """Output channel (by * bs + bx) * C + c."""
+    (x,) = inputs
+    shape, _ = _out(out_type)
+    bs = int(attrs.block_size)
+    nhwc = attrs.layout == "NHWC"
+    cin = x.shape[3] if nhwc else x.shape[1]
+
+    def f(*i: Any) -> Any:
+        n, ch, y, xx = (i[0], i[3], i[1], i[2]) if nhwc else i
+        blk, c = ch / cin, ch % cin
+        by, bx = blk / bs, blk % bs
+        sy, sx = y * bs + by, xx * bs + bx
+        return x[(n, sy, sx, c) if nhwc else (n, c, sy, sx)]
+    return b.compute(shape, f, name="space_to_depth")
+
+
+@implement("nn.l2_normalize", target="llvm")
+def l2_normalize(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    """x / sqrt(max(sum(x * x over axis), eps)); no axis: over every axis."""
+    (x,) = inputs
+    dt = x.dtype
+    if not _is_float(dt):
+        raise NotImplementedError("l2_normalize of a non-float tensor")
+    acc = _acc(dt)
+    axes = sorted({_axis(a, x.ndim) for a in attrs.axis} if attrs.axis
+                  else set(range(x.ndim)))
+    keep = [k for k in range(x.ndim) if k not in axes]
+    red = [b.reduce_axis(x.shape[a], "k") for a in axes]
+
+    def full(kept: tuple, reds: list) -> tuple:
+        idx: list[Any] = [0] * x.ndim
+        for k, v in zip(keep, kept):
+            idx[k] = v
+        for a, v in zip(axes, reds):
+            idx[a] = v
+        return tuple(idx)
+
+    def fsum(*i: Any) -> Any:
+        v = _widen(b, x[full(i, red)], acc)
+        return b.reduce_sum(v * v, red)
+    ss = b.compute(tuple(x.shape[k] for k in keep), fsum, dtype=acc, name="l2_sum")
+
+    def f(*i: Any) -> Any:
+        norm = b.call("sqrt", b.max(ss[tuple(i[k] for k in keep)],
+                                    b.const(float(attrs.eps), acc)))
+        return b.cast(_widen(b, x[i], acc) / norm, dt)
+    return b.compute(x.shape, f, dtype=dt, name="l2_normalize")
+
+
+def _group_normalize(b: Any, x: Any, gamma: Any, beta: Any, attrs: Any, axis: int,
+                     red_axes: list[int], group: int = 0) -> Any:
+    """(x - mean) / sqrt(var + eps) over `red_axes` (with `group` > 0: the channels of
+    `axis` in blocks of `group` are reduced too), then gamma / beta along `axis`."""
+    dt = x.dtype
+    if not _is_float(dt):
+        raise NotImplementedError("normalisation of a non-float tensor")
+    acc = _acc(dt)
+    keep = [k for k in range(x.ndim) if k not in red_axes]
+    count = math.prod(x.shape[a] for a in red_axes) * (group or 1)
+    kshape = tuple(x.shape[k] // group if (group and k == axis) else x.shape[k] for k in keep)
+
+    def full(kept: tuple, reds: list, gi: Any) -> tuple:
+        idx: list[Any] = [0] * x.ndim
+        for k, v in zip(keep, kept):
+            idx[k] = v * group + gi if (group and k == axis) else v
+        for a, v in zip(red_axes, reds):
+            idx[a] = v
+        return tuple(idx)
+
+    def kept_of(i: tuple) -> tuple:
+        return tuple(i[k] / group if (group and k == axis) else i[k] for k in keep)
+
+    def axes() -> tuple[list, Any]:
+        red = [b.reduce_axis(x.shape[a], "k") for a in red_axes]
+        gi = b.reduce_axis(group, "g") if group else 0
+        return red, gi
+
+    r1, g1 = axes()
+    total = b.compute(kshape, lambda *i: b.reduce_sum(
+        _widen(b, x[full(i, r1, g1)], acc), r1 + ([g1] if group else [])),
+        dtype=acc, name="norm_sum")
+    mean = b.materialize(b.compute(kshape, lambda *i: total[i] / b.const(float(count), acc),
+                                   dtype=acc, name="norm_mean"))
+    r2, g2 = axes()
+
+    def fss(*i: Any) -> Any:
+        d = _widen(b, x[full(i, r2, g2)], acc) - mean[i]
+        return b.reduce_sum(d * d, r2 + ([g2] if group else []))
+    ss = b.compute(kshape, fss, dtype=acc, name="norm_ss")
+
+    def f(*i: Any) -> Any:
+        r = kept_of(i)
+        var = ss[r] / b.const(float(count), acc)
+        out = (_widen(b, x[i], acc) - mean[r]) / b.call(
+            "sqrt", var + b.const(float(attrs.epsilon), acc))
+        if attrs.scale:
+            out = out * _widen(b, gamma[i[axis]], acc)
+        if attrs.center:
+            out = out + _widen(b, beta[i[axis]], acc)
+        return b.cast(out, dt)
+    return b.compute(x.shape, f, dtype=dt, name="normalize")
+
+
+@implement("nn.instance_norm", target="llvm")
+def instance_norm(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    x, gamma, beta = inputs
+    axis = _axis(attrs.axis, x.ndim)
+    return _group_normalize(b, x, gamma, beta, attrs, axis,
+                            [k for k in range(1, x.ndim) if k != axis])
+
+
+@implement("nn.group_norm", target="llvm")
+def group_norm(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    x, gamma, beta = inputs
+    axis = _axis(attrs.axis, x.ndim)
+    group = x.shape[axis] // int(attrs.num_groups)
+    return _group_normalize(b, x, gamma, beta, attrs, axis, list(range(axis + 1, x.ndim)),
+                            group=group)

@@ -1,0 +1,52 @@
+"""The LLVM lowering of image.resize2d (and nn.upsampling, which shares its resampling)
+against the interpreter: every method and coordinate transformation mode, the rounding
+methods, NCHW and NHWC, up and down sampling, per dtype."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from llvm_check import assert_matches_interpreter
+
+HEAD = '#[version = "0.0.5"]\n'
+MODES = ["half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel",
+         "tf_half_pixel_for_nn"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int8"])
+def test_resize2d(dtype: str) -> None:
+    rng = np.random.default_rng(1)
+    if dtype.startswith("float"):
+        x = (rng.standard_normal((1, 2, 5, 7)) * 3).astype(dtype)
+    else:
+        x = rng.integers(-100, 100, (1, 2, 5, 7)).astype(dtype)
+    calls = []
+    for mode in MODES:
+        calls.append(f'image.resize2d(%x, size=[8, 3], method="nearest_neighbor", '
+                     f'coordinate_transformation_mode="{mode}", rounding_method="")')
+        calls.append(f'image.resize2d(%x, size=[3, 11], method="linear", '
+                     f'coordinate_transformation_mode="{mode}")')
+    for rounding in ["round", "floor", "ceil", "round_prefer_floor", "round_prefer_ceil"]:
+        calls.append(f'image.resize2d(%x, size=[10, 14], method="nearest_neighbor", '
+                     f'coordinate_transformation_mode="half_pixel", '
+                     f'rounding_method="{rounding}")')
+    calls += ['image.resize2d(%x, size=[9, 4], method="cubic")',
+              ('image.resize2d(%x, size=[4, 9], method="cubic", cubic_exclude=1, '
+              'cubic_alpha=-0.75f, coordinate_transformation_mode="align_corners")'),
+              'image.resize2d(%h, size=[6, 2], layout="NHWC")',
+              ('image.resize2d(%x, size=[1, 1], method="nearest_neighbor", '
+              'coordinate_transformation_mode="asymmetric")'),
+              ('image.resize2d(%x, size=[10, 14], method="nearest_neighbor", '
+              'coordinate_transformation_mode="asymmetric", rounding_method="")'),
+              'nn.upsampling(%x, scale_h=2f, scale_w=3f)',
+              ('nn.upsampling(%x, scale_h=2f, scale_w=1.5f, method="bilinear", '
+              'align_corners=True)'),
+              'nn.upsampling(%h, scale_h=1.5f, scale_w=2f, layout="NHWC", method="bicubic")']
+    if dtype.startswith("float"):
+        calls.append('image.resize2d(%x, size=[6, 6], out_dtype="float64")')
+    else:       # interpolation to integers runs in NumPy (see image/llvm_lowering.py)
+        calls = [c for c in calls if "nearest" in c or "upsampling(%x, scale_h=2f, scale_w=3f)" in c]
+    h = x.transpose(0, 2, 3, 1).copy()
+    text = HEAD + (f"def @main(%x: Tensor[(1, 2, 5, 7), {dtype}], %h: Tensor[(1, 5, 7, 2), "
+                   f"{dtype}]) {{ ({', '.join(calls)}) }}\n")
+    rtol = {"float16": 1e-2, "float32": 1e-5, "float64": 1e-5}.get(dtype)
+    assert_matches_interpreter(text, x, h, rtol=rtol, atol=1e-5 if rtol else 0)

@@ -177,7 +177,7 @@ def _tiled_reduce(axes: Sequence[Var], prefix: tuple[Expr, ...], r: L.Reduce,
         ji = Var(_tmp("ji"), extent=w)
         jexpr = L.binary("add", L.binary("mul", jo, L.const(width, L.INDEX)), ji)
         src = L.substitute(v, {id(j): jexpr})
-        kind = "unrolled" if w <= 64 else "vectorized"
+        kind = "unrolled" if w <= UNROLL_MAX else "vectorized"
         init = L.For(ji, w, L.Store(acc, (ji,), _init_value(r.op, acc_dt)), kind)
         red: Stmt = L.For(ji, w, L.Store(acc, (ji,), _combine(r.op, L.Load(acc, (ji,)), src)),
                           kind)

@@ -193,9 +193,9 @@ def test_reduction_sum_over_rows_keeps_inner_loop_spatial() -> None:
     # a tile of 64 output columns (then one of 7) with the reduction loop outside it;
     # the tiles are the parallel loop
     assert re.search(r"for k in range\(0, 13\) serial:\n\s+for \w+ in range\(0, 64\) "
-                     r"unrolled:", text), text
+                     r"vectorized:", text), text
     assert re.search(r"for k in range\(0, 13\) serial:\n\s+for \w+ in range\(0, 7\) "
-                     r"unrolled:", text), text
+                     r"vectorized:", text), text
     assert prim.parallel_extent == 2
     x = rand((13, 71))
     (out,) = run_prim(prim, x)

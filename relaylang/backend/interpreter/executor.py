@@ -43,12 +43,24 @@ def convert_argument(value: Any, ty: Type | None, what: str) -> Any:
     return value
 
 
+_DTYPE_NAMES: dict[Any, str] = {}
+
+
+def dtype_name(dtype: np.dtype) -> str:
+    """`str(dtype)`, remembered per dtype (NumPy computes the name anew each time, ~5 µs,
+    which a native call of a small model would pay per argument)."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype)
+    return name
+
+
 def _tensor_argument(value: Any, ty: TensorType, what: str) -> np.ndarray:
     if isinstance(value, (ConstructorValue, tuple)) or callable(value):
         raise InputError(f"{what}: expected a tensor {type_text(ty)}, got {type(value).__name__}")
     if isinstance(value, np.ndarray):
         array = value
-        if str(array.dtype) != ty.dtype:
+        if dtype_name(array.dtype) != ty.dtype:
             raise InputError(f"{what}: expected dtype {ty.dtype}, got an array of {array.dtype}")
     else:
         try:

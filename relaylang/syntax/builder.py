@@ -31,6 +31,7 @@ from ..ir.attrs import DictAttrs
 from ..ir.expr import (
     Call,
     Constant,
+    Constructor,
     Expr,
     Function,
     GlobalVar,
@@ -59,7 +60,7 @@ __all__ = ["RESERVED", "Builder", "MetaAttrsArg"]
 class _Stmt:
     """A statement of a sequence: `kind` is let, seq, or none (graph binding, free_var)."""
 
-    __slots__ = ("kind", "var", "value", "span")
+    __slots__ = ("kind", "span", "value", "var")
 
     def __init__(self, kind: str, var: Var | None, value: Expr | None, span: Span | None):
         self.kind, self.var, self.value, self.span = kind, var, value, span
@@ -80,7 +81,7 @@ class Builder(TypeRules, PatternRules, CallRules, Transformer):
     """The callbacks; all per-parse state lives in `self.state` (reset per parse)."""
 
     params = args = attrs = attr_values = dims = stmts = _append
-    _op_token: Any = None          # the last identifier read (`seq_stmt`)
+    _ref_token: Any = None         # the last op/global/constructor name read (`seq_stmt`)
 
     def __init__(self) -> None:
         super().__init__(visit_tokens=False)
@@ -165,9 +166,11 @@ class Builder(TypeRules, PatternRules, CallRules, Transformer):
 
     def seq_stmt(self, c: list[Any]) -> _Stmt:
         span = span_of(c[0])
-        if span is None and isinstance(c[0], Op) and self._op_token is not None:
-            # `multiply;`: an op node is shared and spanless; its name was the last read.
-            span = self._span(self._op_token)
+        if (span is None and isinstance(c[0], (Op, GlobalVar, Constructor))
+                and self._ref_token is not None):
+            # `multiply;`, `@id;`, `Cons;`: ops, globals and constructors are shared and
+            # spanless; the name just read is where the statement is.
+            span = self._span(self._ref_token)
         return _Stmt("seq", None, c[0], span)
 
     def expr(self, c: list[Any]) -> Expr:
@@ -200,6 +203,7 @@ class Builder(TypeRules, PatternRules, CallRules, Transformer):
         return self.state.lookup_graph(c[0].value, self._span(c[0]))
 
     def global_ref(self, c: list[Any]) -> GlobalVar:
+        self._ref_token = c[0]
         return self.state.global_var(self._name(c[0]), self._span(c[0]))
 
     def meta_ref(self, c: list[Any]) -> Expr:
@@ -214,7 +218,7 @@ class Builder(TypeRules, PatternRules, CallRules, Transformer):
         return Constant(np.array(0, dtype="int32"), span=span)
 
     def ident_ref(self, c: list[Any]) -> Expr:
-        tok = self._op_token = c[0]
+        tok = self._ref_token = c[0]
         name, span = tok.value, self._span(tok)
         node = self.state.op_nodes.get(name)
         if node is not None:       # the common case: an operator (a constructor shadows none)

@@ -102,6 +102,16 @@ def test_an_operator_that_is_not_called_is_located() -> None:
     assert (d.span.end_line, d.span.end_column) == (3, 11)
 
 
+@pytest.mark.parametrize("stmt", ["@id", "(@id)"])
+def test_a_polymorphic_global_that_is_not_called_is_located(stmt: str) -> None:
+    """`@id;` (found by the fuzzer): the error had no location at all."""
+    text = (HEADER + "def @id[A](%v: A) -> A { %v }\n"
+            f"def @main(%x: int32) -> int32 {{\n  {stmt};\n  %x\n}}\n")
+    _, diags = check_module(rl.parse(text))
+    [d] = [d for d in diags if d.severity is Severity.ERROR]
+    assert d.span is not None and d.span.line == 4 and d.span.column in (3, 4)
+
+
 def test_an_operator_bound_by_let_is_reported_at_the_variable() -> None:
     text = HEADER + "def @main(%x: float32) {\n  let %f = nn.relu;\n  %x\n}\n"
     _, diags = check_module(rl.parse(text))

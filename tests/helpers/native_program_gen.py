@@ -133,11 +133,7 @@ EXCLUDED = {
 # Known native/interpreter disagreements, left out of the strategy so that CI stays green;
 # each has an xfail(strict=True) test in tests/backend/llvm/test_differential.py with its
 # reproducer (an XPASS there says: remove the entry here).
-KNOWN_MISMATCHES = {
-    ("float16", name): "the NumPy kernel computes float16 floor/trunc div/mod in float16 "
-                       "(several roundings) instead of in float32 rounded once (ARCHITECTURE: "
-                       "float16 is computed in float32); native follows the documented rule"
-    for name in ("floor_mod", "trunc_mod", "floor_divide", "trunc_divide")}
+KNOWN_MISMATCHES: dict[tuple[str, str], str] = {}
 
 
 def _fast_math_ops() -> set[str]:

@@ -256,14 +256,16 @@ implement("add")(_binary(np.add, wraps_bool=True))
 implement("subtract")(_binary(np.subtract, wraps_bool=True))
 implement("multiply")(_binary(np.multiply, wraps_bool=True))
 implement("divide")(_binary(_by_kind(_nonzero(trunc_div), np.divide)))
-implement("floor_divide")(_binary(_by_kind(_nonzero(np.floor_divide),
-                                           lambda a, b: np.floor(a / b))))
-implement("trunc_divide")(_binary(_by_kind(_nonzero(trunc_div), lambda a, b: np.trunc(a / b))))
+# Several roundings in one formula: float16 computes it in float32 and rounds once.
+implement("floor_divide", float16=IN_FLOAT32)(_binary(_by_kind(_nonzero(np.floor_divide),
+                                                               lambda a, b: np.floor(a / b))))
+implement("trunc_divide", float16=IN_FLOAT32)(_binary(_by_kind(_nonzero(trunc_div),
+                                                               lambda a, b: np.trunc(a / b))))
 implement("mod")(_binary(_by_kind(_nonzero(np.fmod), np.fmod)))
-implement("floor_mod")(_binary(_by_kind(_nonzero(np.mod),
-                                        lambda a, b: a - np.floor(a / b) * b)))
-implement("trunc_mod")(_binary(_by_kind(_nonzero(np.fmod),
-                                        lambda a, b: a - np.trunc(a / b) * b)))
+implement("floor_mod", float16=IN_FLOAT32)(_binary(_by_kind(_nonzero(np.mod),
+                                                            lambda a, b: a - np.floor(a / b) * b)))
+implement("trunc_mod", float16=IN_FLOAT32)(_binary(_by_kind(_nonzero(np.fmod),
+                                                            lambda a, b: a - np.trunc(a / b) * b)))
 implement("power", float16=IN_FLOAT32)(_binary(_by_kind(int_power, float_power)))
 implement("maximum", float16=IN_FLOAT32)(_binary(np.maximum))
 implement("minimum", float16=IN_FLOAT32)(_binary(np.minimum))

@@ -79,15 +79,6 @@ def @main(%a: Tensor[(4), float16], %b: Tensor[(4), float16]) {
 '''
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "float16 floor_mod/trunc_mod/floor_divide/trunc_divide: the NumPy kernels "
-    "(relaylang/op/tensor/numpy_kernels.py) compute a - floor(a / b) * b etc. in float16, "
-    "rounding every step, not in float32 rounded once as ARCHITECTURE.md documents; native "
-    "follows the documented rule. Reproducer: FLOAT16_DIVMOD with a=[-8, -10, -19, 12], "
-    "b=[1.6103515625, 1.384765625, 1.8994140625, 1.2001953125]: interpreter vs native "
-    "floor_mod(-8, b0) 0.0547 vs 0.05176, floor_mod(-19, b2) 0 vs 1.894 (exact: 1.8936), "
-    "trunc_mod(-10, b1) -0.3047 vs -0.3066, floor_divide(-19, b2) -10 vs -11, "
-    "trunc_divide(12, b3) 10 vs 9 (12 / 1.2002 = 9.998)"))
 def test_float16_floor_and_trunc_division_match_the_interpreter() -> None:
     a = np.array([-8, -10, -19, 12], "float16")
     b = np.array([1.6103515625, 1.384765625, 1.8994140625, 1.2001953125], "float16")

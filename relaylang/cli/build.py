@@ -6,7 +6,9 @@
     relay build model.relay -o model.o --emit obj                # object code
     relay build model.relay -o model.rlib --time --no-cache
 
-The library runs with `relay run model.rlib` or `rl.runtime.load_module`. Ops without a
+The library runs with `relay run model.rlib` or `rl.runtime.load_module`. A program with
+control flow is compiled whole when it is first-order over tensors (`if`, recursion
+through globals); otherwise it runs in mixed mode and a note on stderr says why. Ops without a
 native lowering are named in a warning (they run with their NumPy kernels); `--time`
 prints the seconds of each phase (parse, types, passes, lowering, LLVM optimisation,
 codegen) on stderr. Bad input is a located diagnostic and exit status 1.
@@ -63,6 +65,9 @@ def cmd_build(args: argparse.Namespace) -> int:
         print(e.render(color=color()), file=sys.stderr)
         return EXIT_DIAGNOSTICS
     warn_fallback(args.file, lib)
+    if lib.mode == "mixed" and lib.mixed_reason:
+        print(f"{args.file}: note: the control flow runs on the interpreter's machine "
+              f"(mixed mode): {lib.mixed_reason}", file=sys.stderr)
     start = time.perf_counter()
     status = _emit(args, lib)
     timer.add("write", time.perf_counter() - start)
@@ -80,6 +85,11 @@ def _emit(args: argparse.Namespace, lib: Any) -> int:
     try:
         if emit == "lib":
             lib.export_library(args.output)
+        elif lib.program is not None:        # one module: control code and kernels
+            if emit == "obj":
+                Path(args.output).write_bytes(lib.program.program.export()[0])
+            else:
+                Path(args.output).write_text(lib.get_source(emit), encoding="utf-8")
         elif emit in ("ll", "asm"):
             if not lib.modules:
                 error(args.file, f"--emit {emit}: no op of this program has a native "

@@ -23,18 +23,22 @@ def _same(a, b):
     np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("name, arg", [("recursion", 6), ("closures", 5), ("list_adt", 4),
-                                       ("references", 3)])
-def test_examples_with_control_flow(name, arg):
+@pytest.mark.parametrize("name, arg, mode", [("recursion", 6, "program"),
+                                             ("closures", 5, "mixed"),
+                                             ("list_adt", 4, "mixed"),
+                                             ("references", 3, "mixed")])
+def test_examples_with_control_flow(name, arg, mode):
     mod = rl.parse((ROOT / "examples" / f"{name}.relay").read_text())
     lib = rl.build(mod, target="llvm")
-    assert lib.mode == "mixed"
+    assert lib.mode == mode
+    assert bool(lib.mixed_reason) == (mode == "mixed")
     value = np.int32(arg)
     _same(lib(value), rl.evaluate(mod, value))
     _same(lib(value), rl.evaluate(mod, value))   # kernels cached across calls
 
 
-def test_tensor_if_and_mutual_recursion():
+@pytest.mark.parametrize("max_depth", [None, 10_000])      # program mode, mixed mode
+def test_tensor_if_and_mutual_recursion(max_depth):
     mod = rl.parse(HEADER + """
 def @even(%n: int32, %x: Tensor[(3, 4), float32]) -> Tensor[(3, 4), float32] {
   if (equal(%n, 0)) { %x } else { @odd(subtract(%n, 1), add(%x, 1f)) }
@@ -46,7 +50,8 @@ def @main(%n: int32, %x: Tensor[(3, 4), float32]) -> Tensor[(3, 4), float32] {
   let %y = exp(%x);
   @even(%n, %y)
 }""")
-    lib = rl.build(mod, target="llvm")
+    lib = rl.build(mod, target="llvm", max_depth=max_depth)
+    assert lib.mode == ("program" if max_depth is None else "mixed")
     x = np.random.default_rng(0).standard_normal((3, 4)).astype("float32")
     for n in (0, 1, 7):
         _same(lib(np.int32(n), x), rl.evaluate(mod, np.int32(n), x))
@@ -70,7 +75,7 @@ def @main(%x: Tensor[(?, 4), float32]) -> Tensor[(?, 4), float32] {
 
 
 def test_primitive_closures_are_native_in_mixed_mode():
-    mod = rl.parse((ROOT / "examples" / "recursion.relay").read_text())
+    mod = rl.parse((ROOT / "examples" / "closures.relay").read_text())
     lib = rl.build(mod, target="llvm")
     interp = lib.mixed.interpreter
     lib(np.int32(3))

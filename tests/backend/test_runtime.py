@@ -59,7 +59,7 @@ def test_graph_round_trip_identical(tmp_path, monkeypatch):
 
 
 def test_mixed_round_trip(tmp_path):
-    mod = rl.parse((ROOT / "examples" / "recursion.relay").read_text())
+    mod = rl.parse((ROOT / "examples" / "closures.relay").read_text())
     lib = rl.build(mod, target="llvm")
     path = tmp_path / "rec.rlib"
     lib.export_library(str(path))

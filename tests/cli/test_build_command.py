@@ -141,3 +141,52 @@ def test_run_time_error_is_located(tmp_path, capsys):
     status, _, err = _run(capsys, "run", str(src), "--input", "x=[1, 2]", "--input",
                           "y=[1, 0]", "--target", "llvm")
     assert status == 1 and "div.relay:2:" in err and "integer division by zero" in err
+
+
+ENDLESS = HEADER + (
+    "def @loop(%n: int64) -> int64 {\n"
+    "  add(%n, @loop(add(%n, 1i64)))\n"
+    "}\n"
+    "def @main() -> int64 { @loop(0i64) }\n")
+
+
+def test_endless_recursion_natively_is_a_located_error(tmp_path, capsys):
+    src = tmp_path / "loop.relay"
+    src.write_text(ENDLESS)
+    status, _, err = _run(capsys, "run", str(src), "--target", "llvm")
+    assert status == 1
+    assert f"{src}:3:11: error: recursion too deep" in err and "@loop" in err
+    assert "^^^" in err                                  # the source line, underlined
+    # with --max-depth the interpreter's machine counts the calls, as without --target
+    status, _, err = _run(capsys, "run", str(src), "--target", "llvm", "--max-depth", "2000")
+    assert status == 1
+    assert f"{src}:3:11: error: recursion too deep: more than 2,000 calls pending in @loop" \
+        in err
+    lib = str(tmp_path / "loop.rlib")
+    assert _run(capsys, "build", str(src), "-o", lib)[0] == 0
+    status, _, err = _run(capsys, "run", lib)
+    assert status == 1 and f"{src}:3:11: error: recursion too deep" in err
+
+
+def test_build_program_library_and_emits(tmp_path, capsys):
+    lib = str(tmp_path / "rec.rlib")
+    status, _, err = _run(capsys, "build", RECURSION, "-o", lib)
+    assert status == 0 and "note:" not in err
+    status, native, err = _run(capsys, "run", lib, "--input", "n=10")
+    assert status == 0, err
+    status, interp, _ = _run(capsys, "run", RECURSION, "--input", "n=10")
+    assert native == interp
+    for emit, check in (("ll", "define"), ("asm", "rl_")):
+        out = tmp_path / f"rec.{emit}"
+        status, _, err = _run(capsys, "build", RECURSION, "-o", str(out), "--emit", emit)
+        assert status == 0, err
+        assert check in out.read_text()
+    obj = tmp_path / "rec.o"
+    assert _run(capsys, "build", RECURSION, "-o", str(obj), "--emit", "obj")[0] == 0
+    assert obj.read_bytes()[:4] == b"\x7fELF"
+
+
+def test_build_mixed_mode_says_why(tmp_path, capsys):
+    status, _, err = _run(capsys, "build", str(ROOT / "examples" / "closures.relay"), "-o",
+                          str(tmp_path / "c.rlib"))
+    assert status == 0 and "note:" in err and "mixed mode" in err

@@ -22,8 +22,8 @@ def test_python_example_runs_as_pasted(index: int, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
 
 
-def test_python_example_prints_what_its_comments_say() -> None:
-    result = subprocess.run([sys.executable, "-c", PYTHON_BLOCKS[0]], cwd=ROOT,
+def test_python_example_prints_what_its_comments_say(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-c", PYTHON_BLOCKS[0]], cwd=tmp_path,
                             capture_output=True, text=True, check=True)
     lines = result.stdout.splitlines()
     assert "add(%x, 1f)" in lines                        # print(expr): Relay text

@@ -112,7 +112,11 @@ def literal_array(name: str, text: str, dtype: str) -> np.ndarray:
         if raw.dtype.kind not in "biuf":
             raise ValueError("elements must be numbers or booleans")
         with np.errstate(all="ignore"):       # NaN -> int is caught below, not warned
-            array = raw.astype(dtype)
+            if dtype == "bfloat16":
+                from ..op.numpy_support import to_bfloat16
+                array = to_bfloat16(raw.astype(np.float32))
+            else:
+                array = raw.astype(dtype)
     except (TypeError, ValueError, OverflowError) as e:
         raise InputSourceError(f"{bad}: {_reason(e)}") from e
     # int <- 2.5, int8 <- 300, bool <- 2: the value would change, so it is not a literal of dtype.
@@ -159,7 +163,8 @@ def random_input(name: str, ty: Type | None, rng: np.random.Generator,
     elements = 1
     for d in shape:
         elements *= d
-    nbytes = elements * np.dtype(ty.dtype).itemsize
+    from ..op.numpy_support import carrier_dtype, to_bfloat16
+    nbytes = elements * carrier_dtype(ty.dtype).itemsize
     limit = _memory_bytes() // 2 if max_bytes is None else max_bytes
     if nbytes > limit:
         raise InputSourceError(f"cannot make a random input for %{name} of type "
@@ -170,6 +175,8 @@ def random_input(name: str, ty: Type | None, rng: np.random.Generator,
         native = ty.dtype if ty.dtype in ("float32", "float64") else "float32"
         values = (rng.random(shape, dtype=native) + 0.5 if positive   # stays `native`
                   else rng.standard_normal(shape, dtype=native))
+        if ty.dtype == "bfloat16":
+            return to_bfloat16(values)
         return values.astype(ty.dtype, copy=False)
     if kind == "bool":
         return rng.integers(0, 2, shape, dtype=np.int8).astype(bool)

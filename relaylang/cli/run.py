@@ -223,7 +223,11 @@ def _result_text(value: Any, full: bool) -> str:
             continue
         prefix = f"{path} = " if path else ""
         if isinstance(item, (np.ndarray, np.generic)):
-            text = np.array2string(np.asarray(item), threshold=threshold, prefix=prefix)
+            shown = np.asarray(item)
+            if shown.dtype.kind == "V":         # bfloat16's bit carrier: its values
+                from ..op.numpy_support import from_bfloat16
+                shown = from_bfloat16(shown)
+            text = np.array2string(shown, threshold=threshold, prefix=prefix)
         else:
             text = repr(item)
         lines.append(prefix + text)
@@ -238,6 +242,10 @@ def _has_nan(value: Any) -> bool:
         item = stack.pop()
         if isinstance(item, tuple):
             stack.extend(item)
+        elif isinstance(item, (np.ndarray, np.generic)) and item.dtype.kind == "V":
+            from ..op.numpy_support import from_bfloat16
+            if bool(np.isnan(from_bfloat16(item)).any()):
+                return True
         elif isinstance(item, (np.ndarray, np.generic)) and item.dtype.kind in "fc" and \
                 bool(np.isnan(item).any()):
             return True
@@ -262,6 +270,9 @@ def _top_k_text(result: Any, k: int, path: str) -> str:
     import numpy as np
     if not isinstance(result, np.ndarray) or result.ndim == 0:
         raise _fail(path, "--top-k needs a tensor result with at least one axis")
+    if result.dtype.kind == "V":                # bfloat16's bit carrier: its values
+        from ..op.numpy_support import from_bfloat16
+        result = from_bfloat16(result)
     rows = result.reshape(-1, result.shape[-1])
     lines = []
     for r, row in enumerate(rows):

@@ -147,6 +147,13 @@ def const(value: Any, dtype: str | None = None, span: Span | None = None) -> _ex
         raise TypeError(f"const: value must be a number, bool, list or numpy array, "
                         f"got {type(value).__name__}")
     np_dtype = _check_dtype(dtype) if dtype is not None else None
+    if np_dtype == "bfloat16":          # numpy_support's carrier, rounded from float32
+        from ..op.numpy_support import to_bfloat16
+        try:
+            data = np.array(value, dtype=np.float32, order="C")
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"const: cannot make a tensor of {value!r}: {e}") from None
+        return _expr.Constant(np.ascontiguousarray(to_bfloat16(data)), span=span)
     try:
         data = np.array(value, dtype=np_dtype, order="C")
     except (TypeError, ValueError) as e:

@@ -243,7 +243,7 @@ class ParseState:
         elif key == "relay.Constant":
             import numpy as np
             array = np.asarray(obj)
-            if array.dtype.kind not in "biuf":
+            if array.dtype.kind not in "biufV":       # V: bfloat16's carrier
                 self.diag.error(f"`{text}` is not a tensor of numbers or booleans "
                                 f"(a {type(obj).__name__})", span, code="metadata")
                 return None

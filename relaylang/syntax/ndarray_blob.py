@@ -33,9 +33,9 @@ def decode_blob(raw: bytes) -> np.ndarray:
     magic, _, _, _, ndim, code, bits, lanes = _HEADER.unpack_from(raw)
     if magic != _MAGIC:
         raise ValueError(f"bad tensor magic 0x{magic:016X} (expected 0x{_MAGIC:016X})")
-    if code == 4:
-        raise ValueError(f"bfloat{bits} tensors are not supported (numpy has no bfloat dtype)")
-    name = _DTYPES.get((code, bits))
+    if code == 4 and bits != 16:
+        raise ValueError(f"bfloat{bits} tensors are not supported")
+    name = "bfloat16" if code == 4 else _DTYPES.get((code, bits))
     if name is None:
         raise ValueError(f"unsupported tensor dtype (type code {code}, {bits} bits)")
     if lanes != 1:
@@ -52,6 +52,11 @@ def decode_blob(raw: bytes) -> np.ndarray:
         raise ValueError(f"tensor byte count {nbytes} does not match {name}{list(shape)}")
     if len(raw) - start != nbytes:
         raise ValueError(f"tensor data has {len(raw) - start} bytes, the header says {nbytes}")
+    if name == "bfloat16":       # bit patterns in numpy_support's carrier
+        from ..op.numpy_support import BFLOAT16
+        array = np.frombuffer(raw, BFLOAT16, count, start).copy()
+        array.flags.writeable = False
+        return array.reshape(shape)
     dtype = np.dtype(np.uint8 if name == "bool" else name).newbyteorder("<")
     array = np.frombuffer(raw, dtype, count, start)   # a view: no per-element Python work
     if name == "bool":   # one byte per element; any nonzero byte is true
@@ -66,6 +71,13 @@ def encode_blob(value: Any) -> str:
     """A numpy array or scalar -> its `SaveDLTensor` blob, base64-encoded."""
     import numpy as np
     array = np.asarray(value)
+    if array.dtype.kind == "V":           # bfloat16 (numpy_support.BFLOAT16): its bits
+        from ..op.numpy_support import BFLOAT16, bfloat16_bits
+        if array.dtype == BFLOAT16:
+            data = bfloat16_bits(array).astype("<u2").tobytes()
+            head = _HEADER.pack(_MAGIC, 0, 1, 0, array.ndim, 4, 16, 1)
+            dims = struct.pack(f"<{array.ndim}q", *array.shape) + struct.pack("<q", len(data))
+            return base64.b64encode(head + dims + data).decode("ascii")
     key = _CODES.get(array.dtype.name) if array.dtype.kind in "biuf" else None
     if key is None:
         raise MetadataError(f"a {array.dtype} tensor cannot be stored as metadata")

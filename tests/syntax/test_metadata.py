@@ -615,7 +615,7 @@ def test_error_positions_point_at_the_offending_value() -> None:
 
 @pytest.mark.parametrize("fields, message", [
     ({"magic": 1}, "bad tensor magic 0x0000000000000001"),
-    ({"code": 4, "bits": 16}, "bfloat16 tensors are not supported"),
+    ({"code": 4, "bits": 32}, "bfloat32 tensors are not supported"),
     ({"code": 2, "bits": 8}, "unsupported tensor dtype (type code 2, 8 bits)"),
     ({"code": 3, "bits": 64}, "unsupported tensor dtype (type code 3, 64 bits)"),
     ({"lanes": 4}, "vector tensor dtypes are not supported (float32x4)"),

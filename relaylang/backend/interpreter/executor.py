@@ -47,11 +47,13 @@ _DTYPE_NAMES: dict[Any, str] = {}
 
 
 def dtype_name(dtype: np.dtype) -> str:
-    """`str(dtype)`, remembered per dtype (NumPy computes the name anew each time, ~5 µs,
-    which a native call of a small model would pay per argument)."""
+    """The Relay dtype of a NumPy dtype (bfloat16's bit-pattern carrier included),
+    remembered per dtype (NumPy computes a name anew each time, ~5 µs, which a native
+    call of a small model would pay per argument)."""
     name = _DTYPE_NAMES.get(dtype)
     if name is None:
-        name = _DTYPE_NAMES[dtype] = str(dtype)
+        from ...op.numpy_support import relay_dtype
+        name = _DTYPE_NAMES[dtype] = relay_dtype(dtype)
     return name
 
 
@@ -62,6 +64,12 @@ def _tensor_argument(value: Any, ty: TensorType, what: str) -> np.ndarray:
         array = value
         if dtype_name(array.dtype) != ty.dtype:
             raise InputError(f"{what}: expected dtype {ty.dtype}, got an array of {array.dtype}")
+    elif ty.dtype == "bfloat16":
+        from ...op.numpy_support import to_bfloat16
+        try:
+            array = to_bfloat16(np.asarray(value, dtype=np.float32))
+        except (TypeError, ValueError, OverflowError) as e:
+            raise InputError(f"{what}: cannot make a {ty.dtype} tensor of {value!r}: {e}") from e
     else:
         try:
             array = np.asarray(value, dtype=ty.dtype)

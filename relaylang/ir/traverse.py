@@ -20,21 +20,32 @@ def post_order(root: Expr,
 
     `children` may widen what counts as a child (the printer also walks the
     expressions inside attributes)."""
+    # The stack is two parallel lists, node and "children done" flag, not a list of
+    # (node, flag) pairs: a pair per node was a third of the allocations of a plain
+    # traversal, and on a deep stack they live long enough to cost the garbage
+    # collector full scans of the heap.
     order: list[Expr] = []
     seen: set[int] = set()
-    stack: list[tuple[Expr, bool]] = [(root, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
+    nodes: list[Expr] = [root]
+    expanded: list[bool] = [False]
+    push_node, push_flag, pop_node, pop_flag = \
+        nodes.append, expanded.append, nodes.pop, expanded.pop
+    mark = seen.add
+    while nodes:
+        node = pop_node()
+        if pop_flag():
             order.append(node)
             continue
-        if id(node) in seen:
+        key = id(node)
+        if key in seen:
             continue
-        seen.add(id(node))
-        stack.append((node, True))
+        mark(key)
+        push_node(node)
+        push_flag(True)
         for child in reversed(node.children() if children is None else children(node)):
             if id(child) not in seen:
-                stack.append((child, False))
+                push_node(child)
+                push_flag(False)
     return order
 
 

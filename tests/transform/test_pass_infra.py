@@ -203,3 +203,48 @@ def test_a_requirement_that_cannot_tell_runs_before_every_use_alone_or_in_sequen
         assert log == ["first", "second"]            # not re-run after: it cannot tell
     finally:
         infra._PASSES.pop(infra.canonical_name(First.name))
+
+
+def test_the_heap_is_frozen_while_passes_run_and_restored_after() -> None:
+    """The heap as it was is left out of garbage collection while a pass runs (so that
+    collecting costs in proportion to the pass's work, not to the heap) and given back
+    afterwards, also when the pass fails; a caller's own freeze is left alone."""
+    import gc
+    from relaylang.transform.pass_infra import _freeze_survivors
+    seen = []
+
+    @module_pass(name="Watch")
+    def watch(mod, ctx):
+        seen.append((gc.get_freeze_count() > 0, _freeze_survivors in gc.callbacks))
+        gc.collect()           # a full collection during a pass: survivors frozen, no error
+        return Sequential([Counting()]).transform_module(mod, ctx)
+
+    @module_pass(name="Fail")
+    def fail(mod, ctx):
+        raise RuntimeError("boom")
+
+    mod = rl.parse(TEXT)
+    before = gc.callbacks[:]
+    with PassContext(opt_level=3):
+        Sequential([watch, watch])(mod)
+    assert seen == [(True, True), (True, True)]
+    assert gc.get_freeze_count() == 0 and gc.callbacks == before
+    with pytest.raises(RuntimeError):
+        fail(mod)
+    assert gc.get_freeze_count() == 0 and gc.callbacks == before
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        seen.clear()
+        watch(mod)
+        assert seen == [(True, False)] and gc.get_freeze_count() >= frozen
+    finally:
+        gc.unfreeze()
+    if gc.isenabled():
+        gc.disable()
+        try:
+            seen.clear()
+            watch(mod)
+            assert seen == [(False, False)]
+        finally:
+            gc.enable()

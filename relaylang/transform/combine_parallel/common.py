@@ -112,7 +112,12 @@ def combine_function(fn: Function, combiner: Combiner, min_num_branches: int) ->
     """`fn` with every group of at least `min_num_branches` branches combined."""
     if is_opaque(fn):
         return fn
-    graph = _Graph(fn)
+    order = post_order(fn)
+    # Users, scopes and positions of every node cost four tables the size of the function:
+    # built only when there is something to combine.
+    if not any(is_call_of(n, combiner.op_name) for n in order):
+        return fn
+    graph = _Graph(fn, order)
     plans: list[_Plan] = []
     for group in _find_groups(graph, combiner):
         if len(group) >= min_num_branches:
@@ -148,8 +153,8 @@ class CombineParallelPass(FunctionPass):
 class _Graph:
     """Users, scopes, post-order positions and let bindings of one function's nodes."""
 
-    def __init__(self, fn: Function):
-        self.order = post_order(fn)
+    def __init__(self, fn: Function, order: list[Expr] | None = None):
+        self.order = post_order(fn) if order is None else order
         self.pos = {id(n): i for i, n in enumerate(self.order)}
         self.users: dict[int, list[Expr]] = {}
         self.bound: dict[int, Expr] = {}       # let-bound var -> its value

@@ -247,3 +247,18 @@ def @main(%x: int32) -> int32 { let %f = @id; let %g = @id; %0 = %f(%x); %g(%0) 
     assert round_trips(cps) and round_trips(rl.transform.InferType()(cps))
     back = rl.transform.InferType()(UnCPS()(cps))
     assert round_trips(back) and int(rl.evaluate(back, np.int32(3))) == 3
+
+
+def test_uncps_renames_calls_in_functions_that_stay_in_cps():
+    # Found by the 100k-case fuzz run: @get returns a function, so it stays in CPS, and
+    # must reach @twice's CPS version (@twice_cps), not the direct-style @twice.
+    text = """#[version = "0.0.5"]
+def @twice(%y: int32) -> int32 { %y }
+def @get() -> fn (int32) -> int32 { @twice }
+def @main(%x: int32) -> int32 { %0 = @get(); %0(%x) }
+"""
+    mod = rl.parse(text)
+    out = rl.transform.InferType()(rl.transform.Sequential(
+        [rl.transform.get_pass("ToCPS"), rl.transform.get_pass("UnCPS")])(mod))
+    assert "@twice_cps" in rl.astext(out["get"])
+    assert int(rl.evaluate(out, np.int32(3))) == 3

@@ -97,7 +97,11 @@ class UnCPS(ModulePass):
         out: dict[GlobalVar, Function] = {}
         for gv, fn in mod.functions.items():
             if id(gv) not in cps:
-                out[gv] = fn
+                # Still in CPS (it returns a function, or is higher order): its calls of
+                # converted globals must reach their CPS versions, now named `_cps`.
+                kept = rewrite(fn, rename)
+                assert isinstance(kept, Function)
+                out[gv] = kept
                 continue
             new_gv = GlobalVar(gv.name_hint, span=gv.span)
             out[new_gv] = un_cps_function(cps[id(gv)], fn)

@@ -240,7 +240,9 @@ class Inferencer:
         return self._instantiate_with_args(sig)
 
     def _constant(self, node: Constant) -> Type:
-        return TensorType(tuple(int(d) for d in node.data.shape), str(node.data.dtype))
+        dtype = node.data.dtype
+        name = "bfloat16" if dtype.kind == "V" else str(dtype)   # numpy_support.BFLOAT16
+        return TensorType(tuple(int(d) for d in node.data.shape), name)
 
     def _op(self, node: Op) -> Type:
         return self.solver.fresh()     # typed at its call; an op is not a first-class value

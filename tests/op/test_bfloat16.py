@@ -454,11 +454,7 @@ def @main(%x: Tensor[(2, 8), float32], %w: Tensor[(4, 8), float32]) -> Tensor[(2
     assert np.asarray(got).dtype == F32 and same_bits(np.asarray(got), want)
 
 
-# Outside the kernels: typing/infer.py types a Constant by `str(data.dtype)`, so a bfloat16
-# constant (the carrier) that FoldConstant computes does not type-check until it uses
-# `numpy_support.relay_dtype` (or tests `dtype.kind == "V"`). Strict: it fails once fixed,
-# so that this marker is removed then.
-@pytest.mark.xfail(strict=True, reason="typing/infer.py: the bfloat16 carrier's dtype name")
+# A bfloat16 constant that FoldConstant computes (the carrier dtype) types as bfloat16.
 def test_a_folded_bfloat16_constant_type_checks():
     mod = rl.parse("""#[version = "0.0.5"]
 def @main(%x: Tensor[(2), bfloat16]) {

@@ -148,7 +148,7 @@ def const(value: Any, dtype: str | None = None, span: Span | None = None) -> _ex
                         f"got {type(value).__name__}")
     np_dtype = _check_dtype(dtype) if dtype is not None else None
     if np_dtype == "bfloat16":          # numpy_support's carrier, rounded from float32
-        from ..op.numpy_support import to_bfloat16
+        from .bfloat16 import to_bfloat16
         try:
             data = np.array(value, dtype=np.float32, order="C")
         except (TypeError, ValueError) as e:

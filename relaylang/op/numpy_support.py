@@ -22,6 +22,14 @@ from typing import Any
 
 import numpy as np
 
+from ..ir.bfloat16 import (  # noqa: F401 - the kernels' bfloat16 helpers, re-exported
+    BFLOAT16,
+    bfloat16_bits,
+    from_bfloat16,
+    is_bfloat16,
+    relay_dtype,
+    to_bfloat16,
+)
 from ..ir.dtype import canonical_dtype
 
 Array = np.ndarray
@@ -45,12 +53,6 @@ def carrier_dtype(dtype: str) -> np.dtype:
     number converted to BFLOAT16 becomes its bit pattern, not its value (`to_bfloat16`)."""
     name = canonical_dtype(dtype) or dtype
     return BFLOAT16 if name == "bfloat16" else np_dtype(name)
-
-
-def relay_dtype(dtype: np.dtype) -> str:
-    """The Relay dtype of a kernel array's dtype: `str(dtype)`, `bfloat16` for BFLOAT16
-    (the inverse of `carrier_dtype`)."""
-    return "bfloat16" if dtype == BFLOAT16 else str(dtype)
 
 
 # True inside `fp_errors_ignored`. A context variable, as NumPy's own error state is one:
@@ -212,59 +214,7 @@ def _to_half(value: Any) -> Any:
 # `np_dtype("bfloat16")` still raises (NumPy has no such dtype: `np.asarray(0.5, BFLOAT16)`
 # would store the bit pattern 0, not the value, so callers must mean the carrier).
 #
-# Values: every kernel computes bfloat16 in float32 and rounds each result once, to
-# nearest even (`to_bfloat16`); float32 -> bfloat16 -> float32 is exact (`from_bfloat16`).
-# bfloat16 has float32's exponent range, so rounding keeps subnormals (no flush) and
-# overflows to inf only past bfloat16's largest value plus half an ulp. A NaN stays a NaN
-# of the same sign with the top 7 payload bits; if those are all zero the quiet bit is set
-# (truncating would give inf). So bfloat16 -> float32 -> bfloat16 is the identity on all
-# 65536 bit patterns, signalling NaNs included, and ops that only move values are exact.
-
-BFLOAT16 = np.dtype([("bfloat16", "<u2")])
-_BITS16 = np.dtype("<u2")
 _SEQUENCES = (list, tuple)
-
-
-def is_bfloat16(x: Any) -> bool:
-    """Whether `x` is an array (or NumPy scalar) carrying bfloat16."""
-    return getattr(x, "dtype", None) == BFLOAT16
-
-
-def bfloat16_bits(x: Array) -> Array:
-    """The uint16 bit patterns of a bfloat16 array (a view)."""
-    return np.asarray(x).view(_BITS16)
-
-
-def from_bfloat16(x: Array) -> Array:
-    """bfloat16 -> float32, exactly (the bits shifted into float32's upper half)."""
-    bits = bfloat16_bits(x).astype(np.uint32)
-    return (bits << np.uint32(16)).view(SINGLE)
-
-
-def _round_to_bfloat16_bits(x: Array) -> Array:
-    """float32 -> bfloat16 bit patterns: round to nearest even, NaN kept (module notes)."""
-    u = np.ascontiguousarray(x, dtype=SINGLE).view(np.uint32)
-    rounded = ((u + (np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))))
-               >> np.uint32(16)).astype(np.uint16)
-    nan = (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
-    if nan.any():
-        top = (u >> np.uint32(16)).astype(np.uint16)
-        top |= np.where((top & np.uint16(0x7F)) == 0, np.uint16(0x40), np.uint16(0))
-        rounded = np.where(nan, top, rounded)
-    return rounded
-
-
-def to_bfloat16(x: Any) -> Array:
-    """An array (or scalar, or nested lists) of numbers as bfloat16: float32 values rounded
-    to nearest even; other dtypes are converted to float32 first, as TVM's legalisation
-    casts them (so a float64 or a large int64 can round twice). bfloat16 stays as it is."""
-    a = np.asarray(x)
-    if a.dtype == BFLOAT16:
-        return a
-    if a.dtype != SINGLE:
-        with np.errstate(over="ignore", invalid="ignore"):
-            a = a.astype(SINGLE)
-    return _round_to_bfloat16_bits(a).view(BFLOAT16).reshape(a.shape)
 
 
 def _names_bfloat16(attrs: Any) -> bool:

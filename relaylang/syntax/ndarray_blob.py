@@ -53,7 +53,7 @@ def decode_blob(raw: bytes) -> np.ndarray:
     if len(raw) - start != nbytes:
         raise ValueError(f"tensor data has {len(raw) - start} bytes, the header says {nbytes}")
     if name == "bfloat16":       # bit patterns in numpy_support's carrier
-        from ..op.numpy_support import BFLOAT16
+        from ..ir.bfloat16 import BFLOAT16
         array = np.frombuffer(raw, BFLOAT16, count, start).copy()
         array.flags.writeable = False
         return array.reshape(shape)
@@ -72,7 +72,7 @@ def encode_blob(value: Any) -> str:
     import numpy as np
     array = np.asarray(value)
     if array.dtype.kind == "V":           # bfloat16 (numpy_support.BFLOAT16): its bits
-        from ..op.numpy_support import BFLOAT16, bfloat16_bits
+        from ..ir.bfloat16 import BFLOAT16, bfloat16_bits
         if array.dtype == BFLOAT16:
             data = bfloat16_bits(array).astype("<u2").tobytes()
             head = _HEADER.pack(_MAGIC, 0, 1, 0, array.ndim, 4, 16, 1)

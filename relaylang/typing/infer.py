@@ -241,7 +241,7 @@ class Inferencer:
 
     def _constant(self, node: Constant) -> Type:
         dtype = node.data.dtype
-        name = "bfloat16" if dtype.kind == "V" else str(dtype)   # numpy_support.BFLOAT16
+        name = "bfloat16" if dtype.kind == "V" else str(dtype)   # ir/bfloat16.py's BFLOAT16
         return TensorType(tuple(int(d) for d in node.data.shape), name)
 
     def _op(self, node: Op) -> Type:

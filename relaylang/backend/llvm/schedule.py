@@ -21,8 +21,19 @@ buffer indexes those dims with the nest's own axes). Local stages then hold one 
 (`Allocate`s inside the parallel loop: stack allocas of the calling thread). The number
 of dims is the fewest giving `PAR_MIN` iterations, keeping a contiguous innermost
 loop where a nest has one (so a batch-1 softmax over (1, 12, 64, 64) runs 768 rows in
-parallel). A kernel whose nests share no such dims runs serially, except a lone column
-reduction with one row (a column sum, a batch-1 matmul), whose tiles run in parallel.
+parallel).
+
+Kernels with a prologue (`_with_prologue`): when the nests share no such dims, the
+first stages (locals only: a padded input, a re-laid weight) may be computed whole by
+every call (each `run_range` call, so each thread, into its own locals) before the
+parallel loop over the remaining nests, if they cost at most 1/`PROLOGUE_SHARE` of the
+kernel's work (iterations, times the reduction's). An output that only re-lays out one
+local stage (`out[n, o, h, w] = f(t[n, o / B, h, w, o % B])`, a blocked convolution's
+or dense's epilogue) is then looped in `t`'s order, storing to `out[n, blk*B + oi, h,
+w]`, so that it shares `t`'s leading dims (`_relaid`).
+
+Otherwise a kernel runs serially, except a lone column reduction with one row (a
+column sum, a batch-1 matmul), whose tiles run in parallel.
 The innermost loop is `vectorized` (`unrolled` when its extent is at most 4).
 """
 from __future__ import annotations
@@ -260,19 +271,24 @@ def _arg_reduce(axes: Sequence[Var], prefix: tuple[Expr, ...], r: L.Reduce,
 
 
 def _item_stmt(axes: Sequence[Var], prefix: tuple[Expr, ...], body: Expr,
-               buf: Buffer) -> Stmt:
+               buf: Buffer, index: tuple[Expr, ...] | None = None) -> Stmt:
     if isinstance(body, L.Reduce):
+        assert index is None
         return _reduce_stmt(axes, prefix, body, buf)
     value = body if body.dtype == buf.dtype else L.Cast(body, buf.dtype)
-    return _loops(axes, L.Store(buf, prefix + tuple(axes), value))
+    return _loops(axes, L.Store(buf, prefix + tuple(axes) if index is None else index, value))
 
 
 class _Item:
-    """One loop nest to emit: `buf[axes] = body` (a stage or an output)."""
-    __slots__ = ("axes", "body", "buf", "local")
+    """One loop nest to emit: `buf[axes] = body` (a stage or an output), or
+    `buf[index] = body` when `index` is given (an output written in its producer's
+    order, see `_relaid`)."""
+    __slots__ = ("axes", "body", "buf", "index", "local")
 
-    def __init__(self, axes: tuple[Var, ...], body: Expr, buf: Buffer, local: bool):
+    def __init__(self, axes: tuple[Var, ...], body: Expr, buf: Buffer, local: bool,
+                 index: tuple[Expr, ...] | None = None):
         self.axes, self.body, self.buf, self.local = axes, body, buf, local
+        self.index = index
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -382,6 +398,7 @@ def _fused(items: Sequence[_Item], depth: int) -> tuple[Stmt, int]:
     for it in items:
         body = _map_loads(it.body, to_row) if rows else it.body
         body = L.substitute(body, {id(a): e for a, e in zip(it.axes[:depth], idx)})
+        index = None
         if it.local:
             nb = Buffer(it.buf.name, it.buf.shape[depth:], it.buf.dtype, "local")
             rows[id(it.buf)] = nb
@@ -389,11 +406,133 @@ def _fused(items: Sequence[_Item], depth: int) -> tuple[Stmt, int]:
             prefix: tuple[Expr, ...] = ()
         else:
             nb, prefix = it.buf, tuple(idx)
-        stmts.append(_item_stmt(it.axes[depth:], prefix, body, nb))
+            if it.index is not None:
+                lead = {id(a): e for a, e in zip(it.axes[:depth], idx)}
+                index = tuple(L.substitute(e, lead) for e in it.index)
+        stmts.append(_item_stmt(it.axes[depth:], prefix, body, nb, index))
     inner = L.seq(*stmts)
     for buf in reversed(allocs):
         inner = L.Allocate(buf, inner)
     return L.For(p, extent, inner, "parallel"), extent
+
+
+def _work(it: _Item) -> int:
+    """Iterations of an item's loop nest (times its reduction's), a cost estimate."""
+    n = math.prod(it.shape)
+    if isinstance(it.body, L.Reduce):
+        n *= math.prod(int(a.extent or 0) for a in it.body.axes)
+    return n
+
+
+def _relaid(it: _Item, locals_: dict[int, _Item]) -> _Item | None:
+    """An output that only re-lays out one local stage `t` (every load of `t` indexes it
+    with the output's axes `a` (reading a leading part of that dim of `t` when it is
+    longer: a padded channel count), `a / c` or `a % c`, each dim once: a blocked
+    convolution's or dense's epilogue `out[n, o, h, w] = f(t[n, o / B, h, w, o % B])`),
+    as a nest over `t`'s dims storing to `out[index]`: it then shares `t`'s leading
+    dims. None when it is not of that form."""
+    if it.local or it.index is not None or isinstance(it.body, L.Reduce):
+        return None
+    loads = [n for n in L.walk(it.body) if isinstance(n, L.Load) and id(n.buffer) in locals_]
+    if not loads or any(ld.buffer is not loads[0].buffer for ld in loads):
+        return None
+    t = locals_[id(loads[0].buffer)]
+    axis_ids = {id(a): a for a in it.axes}
+
+    def pattern(ld: L.Load) -> tuple | None:
+        out = []
+        for e in ld.indices:
+            if isinstance(e, Var) and id(e) in axis_ids:
+                out.append(("v", id(e), 0))
+            elif (isinstance(e, L.Binary) and e.op in ("div", "mod") and isinstance(e.a, Var)
+                  and id(e.a) in axis_ids and isinstance(e.b, L.Const)
+                  and int(e.b.value) > 0):
+                out.append((e.op, id(e.a), int(e.b.value)))
+            else:
+                return None
+        return tuple(out)
+    pat = pattern(loads[0])
+    if pat is None or len(pat) != len(t.axes) or any(pattern(ld) != pat for ld in loads[1:]):
+        return None
+    tshape = t.shape
+    ext_of = list(tshape)       # the loop over t's dims (a leading part of a dim read whole)
+    naxes = tuple(Var(_tmp(f"{it.buf.name}_r"), extent=d) for d in tshape)
+    occ: dict[int, dict[str, tuple[int, int]]] = {}
+    for q, (kind, a, c) in enumerate(pat):
+        if kind in occ.setdefault(a, {}):
+            return None
+        occ[a][kind] = (q, c)
+    vmap: dict[int, Expr] = {}
+    for a in it.axes:
+        ext = int(a.extent or 0)
+        o = occ.get(id(a), {})
+        if set(o) == {"v"}:
+            q = o["v"][0]
+            if tshape[q] < ext:
+                return None
+            ext_of[q] = ext
+            vmap[id(a)] = naxes[q]
+        elif set(o) == {"div", "mod"}:
+            (qd, c), (qm, c2) = o["div"], o["mod"]
+            if c != c2 or tshape[qm] != c or tshape[qd] * c != ext:
+                return None
+            vmap[id(a)] = L.binary("add", L.binary("mul", naxes[qd], L.const(c, L.INDEX)),
+                                   naxes[qm])
+        elif not o and ext == 1:
+            vmap[id(a)] = L.const(0, L.INDEX)
+        else:
+            return None
+    if ext_of != list(tshape):
+        fresh = tuple(Var(n.name, extent=d) for n, d in zip(naxes, ext_of))
+        rename = {id(n): f for n, f in zip(naxes, fresh)}
+        vmap = {k: L.substitute(e, rename) for k, e in vmap.items()}
+        naxes = fresh
+    tbuf = t.buf
+    body = _map_loads(it.body, lambda ld: L.Load(ld.buffer, naxes)
+                      if ld.buffer is tbuf else None)
+    body = L.substitute(body, vmap)
+    return _Item(naxes, body, it.buf, False, tuple(vmap[id(a)] for a in it.axes))
+
+
+PROLOGUE_SHARE = 8      # the prologue every parallel call repeats: <= 1/8 of all the work
+
+
+def _with_prologue(items: Sequence[_Item]) -> tuple[Stmt, int] | None:
+    """Stages a parallel loop cannot share (a padded input, a re-laid weight) computed
+    whole by every call into its own locals, then the remaining nests in one parallel
+    loop, when those stages cost at most 1/PROLOGUE_SHARE of the kernel's work."""
+    total = sum(_work(it) for it in items)
+    best: tuple[int, int, list[_Item], int] | None = None     # extent, m, main, depth
+    for m in range(1, len(items)):
+        pro, main = items[:m], list(items[m:])
+        if not all(it.local for it in pro):
+            break
+        if sum(_work(it) for it in pro) * PROLOGUE_SHARE > total:
+            break
+        depth = _choose_depth(main)
+        if not depth:
+            locals_ = {id(it.buf): it for it in main if it.local}
+            relaid = [(_relaid(it, locals_) or it) if not it.local else it for it in main]
+            if any(r is not it for r, it in zip(relaid, main)):
+                depth = _choose_depth(relaid)
+                if depth:
+                    main = relaid
+        if not depth:
+            continue
+        extent = math.prod(main[0].shape[:depth])
+        if best is None or extent > best[0]:
+            best = (extent, m, main, depth)
+        if extent >= PAR_MIN:
+            break       # the fewest prologue stages giving a long enough parallel loop
+    if best is None:
+        return None
+    _, m, main, depth = best
+    pro = items[:m]
+    stmt, extent = _fused(main, depth)
+    body = L.seq(*[_item_stmt(it.axes, (), it.body, it.buf) for it in pro], stmt)
+    for it in reversed(pro):
+        body = L.Allocate(it.buf, body)
+    return body, extent
 
 
 def schedule(b: LowerContext, outputs: Sequence[Tensor], out_buffers: Sequence[Buffer]
@@ -426,6 +565,10 @@ def schedule(b: LowerContext, outputs: Sequence[Tensor], out_buffers: Sequence[B
     depth = _choose_depth(items)
     if depth:
         return _fused(items, depth)
+    if len(items) > 1:
+        with_pro = _with_prologue(items)
+        if with_pro is not None:
+            return with_pro
     if len(items) == 1 and isinstance(items[0].body, L.Reduce) and _is_inner_spatial(
             items[0].axes, items[0].body) and not items[0].local:
         # e.g. a column sum or a batch-1 matmul: the tiles of output columns in parallel

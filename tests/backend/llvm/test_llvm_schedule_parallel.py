@@ -329,3 +329,130 @@ def test_mixed_stages_over_edge_shapes_any_split(shape: tuple) -> None:
     out, twice = run_split(prim, x, parts=parts)
     np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(twice, sm[..., 0] * 2, rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------- kernels with a prologue
+
+def _conv_kernel(ds, ws, attrs, epilogue=False):
+    from llvm_check import primitive_kernels
+    o = ws[0]
+    call = f"nn.conv2d(%x, %w, {attrs})"
+    params = f"%x: Tensor[{ds}, float32], %w: Tensor[{ws}, float32]"
+    if epilogue:
+        params += f", %b: Tensor[({o}), float32]"
+        call = f"nn.relu(nn.bias_add({call}, %b))"
+    text = HEAD + f"def @main({params}) {{ {call} }}\n"
+    (k,) = primitive_kernels(fused_module(text)).values()
+    return text, k
+
+
+def _split_agrees(k, arrays, trials: int = 4) -> np.ndarray:
+    """One whole call, then random partitions of [0, extent) on threads: the same bits."""
+    ins = [aligned_copy(a) for a in arrays]
+    outs = [aligned_empty(s, d) for s, d in k.params[k.num_inputs:]]
+    ptrs = pointer_array(ins + outs)
+    k.run_range(ptrs, 0, k.parallel_extent)
+    whole = [o.copy() for o in outs]
+    for _ in range(trials):
+        for o in outs:
+            o[...] = np.nan
+        cuts = sorted(RNG.integers(0, k.parallel_extent + 1, int(RNG.integers(0, 5))))
+        bounds = [0, *map(int, cuts), k.parallel_extent]
+        threads = [threading.Thread(target=k.run_range, args=(ptrs, a, c))
+                   for a, c in itertools.pairwise(bounds)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for o, w in zip(outs, whole):
+            np.testing.assert_array_equal(o, w)
+    return whole[0]
+
+
+@pytest.mark.parametrize("ds,ws,attrs", [
+    ((1, 16, 14, 14), (32, 16, 3, 3), "padding=[1, 1], channels=32, kernel_size=[3, 3]"),
+    ((2, 8, 9, 11), (16, 8, 3, 3), ("strides=[2, 1], padding=[1, 2], channels=16, "
+                                    "kernel_size=[3, 3]")),
+    ((1, 20, 12, 12), (50, 20, 5, 5), "channels=50, kernel_size=[5, 5]"),
+    ((1, 32, 10, 10), (32, 1, 3, 3), "padding=[1, 1], groups=32, channels=32, kernel_size=[3, 3]"),
+    ((1, 12, 7, 9), (24, 12, 1, 1), ("channels=24, kernel_size=[1, 1], data_layout=\"NHWC\", "
+                                     "kernel_layout=\"HWIO\"")),
+])
+@pytest.mark.parametrize("epilogue", [False, True])
+def test_convolution_with_prologue_is_parallel_any_split(ds, ws, attrs, epilogue) -> None:
+    """A padded input and a re-laid weight (stages with other leading dims) are computed
+    by every call; the blocked result and its epilogue share one parallel loop."""
+    if "NHWC" in attrs:
+        ds = (ds[0], ds[2], ds[3], ds[1])
+        ws = (ws[2], ws[3], ws[1], ws[0])
+    if epilogue and "NHWC" in attrs:
+        pytest.skip("bias_add axis differs")
+    text, k = _conv_kernel(ds, ws, attrs, epilogue)
+    assert k.parallel_extent > 1
+    o = ws[0] if "NHWC" not in attrs else ws[3]
+    arrays = [RNG.standard_normal(ds).astype("float32"),
+              RNG.standard_normal(ws).astype("float32")]
+    if epilogue:
+        arrays.append(RNG.standard_normal((o,)).astype("float32"))
+    out = _split_agrees(k, arrays)
+    np.testing.assert_allclose(out, run_native(text, *arrays), rtol=0)
+    from llvm_check import assert_matches_interpreter
+    assert_matches_interpreter(text, *arrays, rtol=1e-5, atol=1e-4)
+
+
+def test_blocked_dense_is_parallel_with_its_weight_prologue() -> None:
+    text = HEAD + ("def @main(%x: Tensor[(16, 40), float32], %w: Tensor[(64, 40), float32]) "
+                   "{ nn.dense(%x, %w, units=64) }\n")
+    from llvm_check import primitive_kernels
+    (k,) = primitive_kernels(fused_module(text)).values()
+    assert k.parallel_extent > 1
+    x = RNG.standard_normal((16, 40)).astype("float32")
+    w = RNG.standard_normal((64, 40)).astype("float32")
+    out = _split_agrees(k, [x, w])
+    np.testing.assert_allclose(out, x @ w.T, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("cols", [1, 64])
+def test_prologue_only_when_cheap_compared_to_the_main_nest(cols: int) -> None:
+    """t = exp(x) (a local read shifted by one row, so it cannot share the parallel
+    loop); out[i, l] = sum_k t[(i + 1) % 80, k] * y[k, l]: with one column t costs as
+    much as out (serial); with 64 columns it is 1/64 of out (every call computes t)."""
+    def lower(b, x, y):
+        t = b.materialize(b.compute(x.shape, lambda i, j: b.call("exp", x[i, j]), name="t"))
+        k = b.reduce_axis(x.shape[1], "k")
+        return b.compute((x.shape[0], cols), lambda i, c: b.reduce_sum(
+            t[(i + 1) % x.shape[0], k] * y[k, c], [k]), name="shifted")
+    prim = build_prim(f"pro_cost_{cols}", [((80, 90), "float32"), ((90, cols), "float32")],
+                      lower)
+    assert (prim.parallel_extent > 1) == (cols > 1), str(prim)
+    x = RNG.standard_normal((80, 90)).astype("float32") * 0.1
+    y = RNG.standard_normal((90, cols)).astype("float32")
+    want = np.roll(np.exp(x), -1, axis=0) @ y
+    for parts in (1, 2, 3):
+        (out,) = run_split(prim, x, y, parts=parts)
+        np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)
+
+
+def test_prologue_locals_are_per_call_and_relaid_output_any_split() -> None:
+    """A cheap prologue (a re-laid small table) feeding a blocked stage whose output is
+    re-laid out again (`out[i, j] = t[j / 8, i, j % 8]`): parallel, any split agrees."""
+    def lower(b, x, w):
+        nblk = w.shape[0] // 8
+        kk = x.shape[1]
+        wb = b.materialize(b.compute((nblk, kk, 8), lambda jb, k, jj: w[jb * 8 + jj, k],
+                                     name="wb"))
+        k = b.reduce_axis(kk, "k")
+        t = b.compute((nblk, x.shape[0], 8), lambda jb, m, jj: b.reduce_sum(
+            x[m, k] * wb[jb, k, jj], [k]), name="tb")
+        return b.compute((x.shape[0], w.shape[0]),
+                         lambda i, j: b.max(t[j / 8, i, j % 8], b.const(0, "float32")),
+                         name="out")
+    prim = build_prim("pro_relaid", [((33, 20), "float32"), ((24, 20), "float32")], lower)
+    assert prim.parallel_extent > 1, str(prim)
+    assert "parallel" in str(prim)
+    x = RNG.standard_normal((33, 20)).astype("float32")
+    w = RNG.standard_normal((24, 20)).astype("float32")
+    whole = run_split(prim, x, w, parts=1)[0]
+    for parts in (2, 3, 5):
+        np.testing.assert_array_equal(run_split(prim, x, w, parts=parts)[0], whole)
+    np.testing.assert_allclose(whole, np.maximum(x @ w.T, 0), rtol=1e-4, atol=1e-4)

@@ -206,6 +206,47 @@ def test_conv2d_fused_with_epilogue_random_values() -> None:
     assert_matches_interpreter(text, x, w, bias, rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("ds,ws,attrs", [
+    ((1, 1, 28, 28), (20, 1, 5, 5), "channels=20, kernel_size=[5, 5]"),
+    ((2, 2, 12, 16), (8, 2, 3, 3), "padding=[1, 1], channels=8, kernel_size=[3, 3]"),
+    ((1, 3, 9, 17), (5, 3, 3, 3), ("strides=[1, 2], padding=[0, 1, 2, 0], dilation=[2, 1], "
+                                  "channels=5, kernel_size=[3, 3], out_layout=\"NHWC\"")),
+])
+def test_short_reduction_convolutions_use_the_direct_form(ds, ws, attrs) -> None:
+    """Cin * KH * KW <= 32 (MNIST's first layer): the direct NCHW form (a tile of output
+    columns), no re-laid weight; bias and relu fused."""
+    from llvm_check import fused_module, primitive_kernels
+    rng = np.random.default_rng(11)
+    o = ws[0]
+    text = HEAD + (f"def @main(%x: Tensor[{ds}, float32], %w: Tensor[{ws}, float32], "
+                   f"%b: Tensor[({o}), float32]) {{ nn.relu(nn.bias_add(nn.conv2d(%x, %w, "
+                   f"{attrs}), %b, axis={3 if 'NHWC' in attrs else 1})) }}\n")
+    kernels = primitive_kernels(fused_module(text))
+    src = "".join(k.module.get_source("ll-raw") for k in kernels.values())
+    assert "conv_weight" not in src
+    assert_matches_interpreter(text, _values(ds, "float32", rng), _values(ws, "float32", rng),
+                               _values((o,), "float32", rng), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32"])
+@pytest.mark.parametrize("ds,ws,attrs", [
+    ((1, 20, 12, 12), (50, 20, 5, 5), "channels=50, kernel_size=[5, 5]"),
+    ((2, 6, 9, 7), (19, 6, 3, 3), ("padding=[1, 1], channels=19, kernel_size=[3, 3], "
+                                   "out_layout=\"NHWC\"")),
+    ((1, 9, 11, 6), (3, 3, 6, 33), ("strides=[2, 1], channels=33, kernel_size=[3, 3], "
+                                   "data_layout=\"NHWC\", kernel_layout=\"HWIO\"")),
+])
+def test_odd_channel_counts_padded_to_whole_vectors(ds, ws, attrs, dtype: str) -> None:
+    """Output channels above 16 and not a multiple of 4 (channels-last form): padded to a
+    multiple of 16 with zero weights; the padding never reaches the output."""
+    rng = np.random.default_rng(12)
+    text = HEAD + (f"def @main(%x: Tensor[{ds}, {dtype}], %w: Tensor[{ws}, {dtype}]) "
+                   f"{{ nn.conv2d(%x, %w, {attrs}) }}\n")
+    assert_matches_interpreter(text, _values(ds, dtype, rng, small=True),
+                               _values(ws, dtype, rng, small=True),
+                               rtol=0 if dtype == "int32" else 1e-5, atol=1e-4)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_conv1d_conv3d(dtype: str) -> None:
     rng = np.random.default_rng(8)

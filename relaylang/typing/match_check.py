@@ -107,13 +107,34 @@ def _show(head: Any, fields: list[str]) -> str:
     return head.name + ("(" + ", ".join(fields) + ")" if fields else "")
 
 
+def _arities_agree(node: Match) -> bool:
+    """Whether every constructor pattern of `node` has its constructor's number of fields
+    (a mismatch is reported by the checker as an arity error; coverage is then
+    meaningless, and the matrix rows would have different lengths)."""
+    stack: list[Pattern] = [c.lhs for c in node.clauses]
+    while stack:
+        p = stack.pop()
+        if isinstance(p, PatternConstructor):
+            if len(p.patterns) != len(p.constructor.inputs):
+                return False
+            stack.extend(p.patterns)
+        elif isinstance(p, PatternTuple):
+            stack.extend(p.patterns)
+    return True
+
+
 def missing_value(node: Match, types: dict) -> str | None:
-    """A value (as a pattern) that no clause of `node` matches, or None."""
+    """A value (as a pattern) that no clause of `node` matches, or None (also when a
+    pattern has the wrong number of fields: that is an error of its own)."""
+    if not _arities_agree(node):
+        return None
     w = _witness([[c.lhs] for c in node.clauses], 1, types)
     return w[0] if w is not None else None
 
 
 def unreachable_clauses(node: Match, types: dict) -> list[int]:
+    if not _arities_agree(node):
+        return []
     rows: list[Row] = []
     out = []
     for i, clause in enumerate(node.clauses):

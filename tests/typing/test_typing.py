@@ -265,3 +265,20 @@ def test_examples_type_check_and_results_equal_annotations(path) -> None:
         if fn.ret_type is not None:
             assert structural_equal(fn.body.checked_type, fn.ret_type), gv.name_hint
             assert structural_equal(gv.checked_type.ret_type, fn.ret_type), gv.name_hint
+
+
+def test_a_constructor_pattern_with_too_few_fields_is_an_arity_error_not_a_crash():
+    # Found by the fuzzer: coverage checking indexed past the shorter row.
+    text = """type List[A] {
+  Cons(A, A, List[A]),
+  Nil,
+}
+def @length[A](%l: List[A]) -> int32 {
+  match (%l) {
+    Cons(_, %rest) => add(1, @length(%rest)),
+    Nil => 0,
+  }
+}
+"""
+    [d] = errors(text)
+    assert "has 3 fields, the pattern gives 2" in d.message and d.span.line == 8

@@ -88,6 +88,7 @@ _GENERIC_SCALARS = frozenset({"dtype", "value", "axis", "groups", "num_outputs",
                               "batch_dims", "index", "kind", "ndim", "line", "column",
                               "end_line", "end_column", "device_type_int", "virtual_device_id"})
 _DECIMAL = re.compile(r"0|[1-9][0-9]*")
+_TYPE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 _NODE_KEYS = frozenset({"type_key", "repr_str", "repr_b64", "attrs", "keys", "data"})
 _MAX_PAYLOAD = 1 << 26   # inlining a DAG can blow up exponentially; refuse beyond 64M chars
 _MAX_PADDING = 1 << 12   # null nodes the writer may insert to keep scalars from looking like refs
@@ -195,6 +196,10 @@ class _Reader:
         reprs = [(k, node[k]) for k in ("repr_b64", "repr_str") if node.get(k)]
         if not isinstance(type_key, str) or not all(isinstance(v, str) for _, v in reprs):
             self.fail(f"node {i} has a non-string type_key or repr", path)
+        if type_key and not _TYPE_KEY.fullmatch(type_key):
+            # TVM's type keys are dotted names; another string could not be written back
+            # as `meta[<type_key>][i]`.
+            self.fail(f"node {i} has an invalid type_key {type_key!r}", (*path, "type_key"))
         if not isinstance(attrs, dict) or not isinstance(data, list):
             self.fail(f"node {i}: 'attrs' must be an object and 'data' an array", path)
         if keys is not None and (not isinstance(keys, list) or len(keys) != len(data)

@@ -600,6 +600,8 @@ def test_error_positions_point_at_the_offending_value() -> None:
         (simple().replace('"type_key": "Array",\n      "data": [\n        5',
                           '"type_key": "Array",\n      "bogus": 1,\n      "data": [\n        5'),
          "1,\n      \"data\": [\n        5", "unknown field 'bogus'"),
+        (simple().replace('"type_key": "VirtualDevice"', '"type_key": "Virtual Device?"', 1),
+         '"Virtual Device?"', "invalid type_key 'Virtual Device?'"),
         (simple(const={"data": "3", "span": "0"}), '"3"', "bad tensor index '3'"),
         (simple(blobs=["@@@@"]), '"@@@@"', "bad base64 in tensor blob 0"),
         (simple(blobs=["P6G0lvBAXt0="]), '"P6G0lvBAXt0="', "truncated"),

@@ -85,21 +85,24 @@ class KernelInfo:
     params: tuple[tuple[tuple[int, ...], str], ...]
     num_inputs: int
     parallel_extent: int
+    work: int = 0                # PrimFunc.work: stores over the whole range
 
     @staticmethod
     def of(prim: L.PrimFunc) -> KernelInfo:
         return KernelInfo(prim.name, tuple((tuple(p.shape), p.dtype) for p in prim.params),
-                          prim.num_inputs, prim.parallel_extent)
+                          prim.num_inputs, prim.parallel_extent, prim.work)
 
     def to_json(self) -> dict:
         return {"name": self.name, "params": [[list(s), d] for s, d in self.params],
-                "num_inputs": self.num_inputs, "parallel_extent": self.parallel_extent}
+                "num_inputs": self.num_inputs, "parallel_extent": self.parallel_extent,
+                "work": self.work}
 
     @staticmethod
     def from_json(d: dict) -> KernelInfo:
         return KernelInfo(str(d["name"]), tuple((tuple(int(x) for x in s), str(t))
                                                 for s, t in d["params"]),
-                          int(d["num_inputs"]), int(d["parallel_extent"]))
+                          int(d["num_inputs"]), int(d["parallel_extent"]),
+                          int(d.get("work", 0)))
 
 
 ENTRY = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int64,

@@ -233,6 +233,26 @@ class IfThenElse(Stmt):
     otherwise: Stmt | None = None
 
 
+def iterations(stmt: Stmt) -> int:
+    """How many `Store`s running `stmt` executes (both branches of an `if` counted)."""
+    total, stack = 0, [(stmt, 1)]
+    while stack:
+        s, times = stack.pop()
+        if isinstance(s, Store):
+            total += times
+        elif isinstance(s, For):
+            stack.append((s.body, times * max(int(s.extent), 0)))
+        elif isinstance(s, Seq):
+            stack.extend((child, times) for child in s.stmts)
+        elif isinstance(s, Allocate):
+            stack.append((s.body, times))
+        elif isinstance(s, IfThenElse):
+            stack.append((s.then, times))
+            if s.otherwise is not None:
+                stack.append((s.otherwise, times))
+    return total
+
+
 @dataclass(**NODE)
 class PrimFunc:
     """One kernel: `params` are the inputs then the outputs (`num_inputs` of them are
@@ -248,6 +268,12 @@ class PrimFunc:
     @property
     def inputs(self) -> tuple[Buffer, ...]:
         return self.params[:self.num_inputs]
+
+    @property
+    def work(self) -> int:
+        """Stores the kernel executes over its whole range: a cost estimate (the
+        executor splits a kernel over threads when it is large)."""
+        return iterations(self.body)
 
     @property
     def outputs(self) -> tuple[Buffer, ...]:

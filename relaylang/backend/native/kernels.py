@@ -25,7 +25,7 @@ from ..interpreter.values import Closure
 from ..llvm import jit as core_jit
 from ..llvm import lower as core_lower
 from .memory import address, aligned_empty, as_aligned, count
-from .threads import PARALLEL_MIN_BYTES, get_pool
+from .threads import PARALLEL_MIN_BYTES, PARALLEL_MIN_WORK, get_pool
 
 NoLowering = core_lower.NoLowering
 
@@ -272,7 +272,10 @@ class NativeCall:
         self.extent = int(kernel.parallel_extent)       # 0: nothing to run
         self.nbytes = sum(int(np.prod(s, dtype=np.int64)) * np.dtype(d).itemsize
                           for s, d in self.params)
-        self.parallel = self.extent >= 2 and self.nbytes >= PARALLEL_MIN_BYTES
+        info = getattr(kernel, "info", None)
+        work = int(getattr(info, "work", 0) or 0)
+        self.parallel = self.extent >= 2 and (self.nbytes >= PARALLEL_MIN_BYTES
+                                              or work >= PARALLEL_MIN_WORK)
         self.pointer_type = ctypes.c_void_p * max(1, len(self.params))
         n_in = int(getattr(kernel, "num_inputs", len(self.params)))
         self.outputs = [(s, d, count(s) <= 1) for s, d in self.params[n_in:]]

@@ -29,6 +29,9 @@ from collections.abc import Callable
 # A kernel is split over the pool only when its operands (inputs and outputs) hold at
 # least this many bytes and its parallel loop has at least two iterations.
 PARALLEL_MIN_BYTES = 1024 * 1024
+# ... or when it executes at least this many stores (its `work`): about 0.1-0.5 ms of
+# compute-bound work, such as MNIST's second convolution, whatever its operand bytes.
+PARALLEL_MIN_WORK = 1_000_000
 
 
 def num_threads() -> int:

@@ -370,3 +370,14 @@ def @main(%x: Tensor[(64, 100), float32], %y: Tensor[(64, 100), float32]) {
     raw = "\n".join(m.get_source("ll-raw") for m in lib.modules)
     ids = re.findall(r"!llvm\.loop (!\d+)", raw)
     assert len(ids) >= 2 and len(set(ids)) == len(ids)
+
+
+def test_kernel_work_counts_stores_and_survives_json() -> None:
+    from relaylang.backend.llvm.jit import KernelInfo
+    text = program("%x: Tensor[(8, 5), float32]", "negative(%x)")
+    prim = lower_primitive(fused_module(text)["main"].body.op, "work_check")
+    assert prim.work == 40
+    info = KernelInfo.of(prim)
+    assert info.work == 40 and KernelInfo.from_json(info.to_json()) == info
+    old = {k: v for k, v in info.to_json().items() if k != "work"}   # an older cache entry
+    assert KernelInfo.from_json(old).work == 0

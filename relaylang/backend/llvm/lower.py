@@ -73,8 +73,9 @@ def _handles_for(t: Type, make: Any) -> Any:
     return make(t)
 
 
-def _flatten_value(v: Any) -> list[Tensor]:
-    out: list[Tensor] = []
+def flatten_tuples(v: Any) -> list[Any]:
+    """The leaves of a nested tuple, in order (a non-tuple is its own one leaf)."""
+    out: list[Any] = []
     stack = [v]
     while stack:
         x = stack.pop()
@@ -174,7 +175,7 @@ def lower_primitive(fn: Function, name: str) -> L.PrimFunc:
             raise NoLowering(kind, node.span, f"{kind} inside a primitive function")
 
     result = values[id(fn.body)]
-    outs = _flatten_value(result)
+    outs = flatten_tuples(result)
     ret_t = fn.body.checked_type
     out_types = _flatten_type(ret_t, "result", fn.span) if ret_t is not None else []
     out_bufs: list[L.Buffer] = []

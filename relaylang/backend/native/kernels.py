@@ -189,15 +189,8 @@ def flat_types(ty: Type) -> list[TensorType]:
 
 def flatten(value: Any) -> list[np.ndarray]:
     """The tensors of a value (tuples walked in order); NumPy scalars become 0-d arrays."""
-    out: list[np.ndarray] = []
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, tuple):
-            stack.extend(reversed(v))
-        else:
-            out.append(v if type(v) is np.ndarray else np.asarray(v))
-    return out
+    return [v if type(v) is np.ndarray else np.asarray(v)
+            for v in core_lower.flatten_tuples(value)]
 
 
 def aligned_value(value: Any) -> Any:

@@ -126,18 +126,6 @@ def _rebuild(structure: Any, leaves: list[Any]) -> Any:
     return result
 
 
-def _flat(v: Any) -> list[Any]:
-    out: list[Any] = []
-    stack = [v]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, tuple):
-            stack.extend(reversed(x))
-        else:
-            out.append(x)
-    return out
-
-
 def _nbytes(shape: tuple[int, ...], dtype: str) -> int:
     from ..codegen import elem_size
     n = 1

@@ -18,8 +18,8 @@ from ....ir.expr import (
     Var,
 )
 from ....ir.types import Type
-from ..lower import NoLowering, lower_primitive
-from .analysis import _Analysis, _flat, _FnInfo, _leaves, _nbytes, _rebuild, _structure, _type_of
+from ..lower import NoLowering, flatten_tuples, lower_primitive
+from .analysis import _Analysis, _FnInfo, _leaves, _nbytes, _rebuild, _structure, _type_of
 from .runtime import STATUS_OOM, STATUS_STACK, NativeProgram, Signature
 
 STACK_SLOT_LIMIT = 4096            # intermediates up to this many bytes live on the stack
@@ -210,7 +210,7 @@ class _FnGen:
                     self.phis.append(phi)
             value = self.leaves_of(_type_of(p), ptrs, False)
             self.bind(id(p), value)
-            params_leaves.extend(_flat(value))
+            params_leaves.extend(flatten_tuples(value))
         self.param_leaves = params_leaves
         self.out_tree = _rebuild(info.ret_structure,
                                  [_Leaf(o, s, d, True) for o, (s, d) in zip(outs, info.ret_leaves)])
@@ -361,7 +361,7 @@ class _FnGen:
         other = vals.pop()
         then = vals.pop()
         self.b.position_at_end(merge_bb)
-        a, c = _flat(then.value), _flat(other.value)
+        a, c = flatten_tuples(then.value), flatten_tuples(other.value)
         out = []
         for k, (x, y) in enumerate(zip(a, c)):
             if x.ptr is y.ptr:
@@ -376,7 +376,7 @@ class _FnGen:
     def outputs(self, e: Call, dest: Any) -> list[_Leaf]:
         specs = _leaves(e.checked_type, "call", e.span)
         if dest is not None:
-            d = _flat(dest)
+            d = flatten_tuples(dest)
             if len(d) == len(specs) and all(x.shape == s and x.dtype == dt
                                             for x, (s, dt) in zip(d, specs)):
                 return d
@@ -389,7 +389,7 @@ class _FnGen:
         del vals[len(vals) - n:]
         ins: list[_Leaf] = []
         for a in args:
-            ins.extend(_flat(a))
+            ins.extend(flatten_tuples(a))
         op = e.op
         outs = self.outputs(e, dest)
         if isinstance(op, GlobalVar):
@@ -422,7 +422,7 @@ class _FnGen:
 
     def ret(self, v: Any) -> None:
         ir = self.ir
-        for o, x in zip(_flat(self.out_tree), _flat(v)):
+        for o, x in zip(flatten_tuples(self.out_tree), flatten_tuples(v)):
             if o.ptr is not x.ptr:
                 self.memcpy(o.ptr, x.ptr, _nbytes(o.shape, o.dtype))
         self.status.add_incoming(ir.Constant(self.I32, 0), self.b.block)
@@ -434,7 +434,7 @@ class _FnGen:
         del vals[len(vals) - n:]
         new: list[_Leaf] = []
         for a in args:
-            new.extend(_flat(a))
+            new.extend(flatten_tuples(a))
         moves = []
         for k, (x, p) in enumerate(zip(new, self.param_leaves)):
             if x.ptr is p.ptr:

@@ -566,6 +566,20 @@ class FunctionBuilder:
         raise NotImplementedError(f"intrinsic {name}")
 
 
+def _times_pow2(b: ir.IRBuilder, y: ir.Value, n: ir.Value, ity: ir.Type, fty: ir.Type,
+                bias: int, mantissa_bits: int) -> ir.Value:
+    """y * 2**n for an integral float `n`, as two exponent-field multiplications (2**(n/2)
+    twice), so n up to twice the largest exponent neither overflows the field nor flushes."""
+    ni = b.fptosi(n, ity)
+    half = b.ashr(ni, ir.Constant(ity, 1))
+    rest = b.sub(ni, half)
+
+    def pow2(e: ir.Value) -> ir.Value:
+        bits = b.shl(b.add(e, ir.Constant(ity, bias)), ir.Constant(ity, mantissa_bits))
+        return b.bitcast(bits, fty)
+    return b.fmul(b.fmul(y, pow2(half)), pow2(rest))
+
+
 def _exp_f32(self: FunctionBuilder, x: ir.Value) -> ir.Value:
     """exp(x) in float32 from arithmetic LLVM vectorises (libm's expf is scalar):
     n = round(x / ln2), f = x - n * ln2 (two-constant Cody-Waite), exp(f) by a degree-7
@@ -586,14 +600,7 @@ def _exp_f32(self: FunctionBuilder, x: ir.Value) -> ir.Value:
               5.0000001201e-1):
         p = b.fadd(b.fmul(p, f), c(k))
     y = b.fadd(b.fadd(b.fmul(b.fmul(p, f), f), f), c(1.0))
-    ni = b.fptosi(n, I32)
-    half = b.ashr(ni, ir.Constant(I32, 1))
-    rest = b.sub(ni, half)
-
-    def pow2(e: ir.Value) -> ir.Value:
-        bits = b.shl(b.add(e, ir.Constant(I32, 127)), ir.Constant(I32, 23))
-        return b.bitcast(bits, F32)
-    out = b.fmul(b.fmul(y, pow2(half)), pow2(rest))
+    out = _times_pow2(b, y, n, I32, F32, 127, 23)
     return b.select(b.fcmp_unordered("uno", x, x), x, out)
 
 
@@ -718,14 +725,7 @@ def _exp_f64(self: FunctionBuilder, x: ir.Value) -> ir.Value:
     q = _horner(self, rr, (3.00198505138664455042e-6, 2.52448340349684104192e-3,
                            2.27265548208155028766e-1, 2.00000000000000000009e0))
     y = b.fadd(c(1.0), b.fmul(c(2.0), b.fdiv(px, b.fsub(q, px))))
-    ni = b.fptosi(n, I64)
-    half = b.ashr(ni, ir.Constant(I64, 1))
-    rest = b.sub(ni, half)
-
-    def pow2(e: ir.Value) -> ir.Value:
-        bits = b.shl(b.add(e, ir.Constant(I64, 1023)), ir.Constant(I64, 52))
-        return b.bitcast(bits, F64)
-    out = b.fmul(b.fmul(y, pow2(half)), pow2(rest))
+    out = _times_pow2(b, y, n, I64, F64, 1023, 52)
     return b.select(b.fcmp_unordered("uno", x, x), x, out)
 
 

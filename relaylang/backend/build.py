@@ -59,11 +59,6 @@ def _check_target(target: str) -> str:
     return name
 
 
-def _is_typed(mod: IRModule) -> bool:
-    return all(gv.checked_type is not None and fn.checked_type is not None
-               and fn.body.checked_type is not None for gv, fn in mod.functions.items())
-
-
 def build(mod: Any, target: str = "llvm", params: Mapping[str, Any] | None = None,
           cache: bool = True, entry: str = "main", max_depth: int | None = None,
           timer: BuildTimer | None = None) -> Library:
@@ -79,6 +74,7 @@ def build(mod: Any, target: str = "llvm", params: Mapping[str, Any] | None = Non
     from ..transform import BindParams
     from ..transform.tvm_pipeline import optimize
     from ..typing import infer_types
+    from .interpreter.executor import fully_typed
     _check_target(target)
     timer = timer or BuildTimer()
     if isinstance(mod, Function):
@@ -91,11 +87,11 @@ def build(mod: Any, target: str = "llvm", params: Mapping[str, Any] | None = Non
     start = time.perf_counter()
     if params:
         mod = BindParams(dict(params), entry=entry)(mod)
-    typed = mod if _is_typed(mod) else infer_types(mod)
+    typed = mod if fully_typed(mod) else infer_types(mod)
     timer.add("types", time.perf_counter() - start)
     start = time.perf_counter()
     optimised = optimize(typed, opt_level=3)
-    if not _is_typed(optimised):
+    if not fully_typed(optimised):
         optimised = infer_types(optimised)
     timer.add("passes", time.perf_counter() - start)
     return build_optimised(optimised, entry=entry, cache=cache, max_depth=max_depth,

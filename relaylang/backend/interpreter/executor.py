@@ -98,7 +98,7 @@ def _shape_text(ty: TensorType) -> str:
     return "(" + ", ".join("?" if isinstance(d, AnyDim) else str(d) for d in ty.shape) + ")"
 
 
-def _is_typed(mod: IRModule) -> bool:
+def fully_typed(mod: IRModule) -> bool:
     """Whether InferType has already run on every function (types are set once, so a
     typed module needs no second inference)."""
     return all(gv.checked_type is not None and fn.checked_type is not None
@@ -109,7 +109,7 @@ class Executor:
     """A type-checked module ready to run; call it like its entry function."""
 
     def __init__(self, mod: IRModule, entry: str = "main", max_depth: int | None = None):
-        self.mod = mod if _is_typed(mod) else infer_types(mod)
+        self.mod = mod if fully_typed(mod) else infer_types(mod)
         self.entry = entry
         self.interpreter = Interpreter(self.mod, max_depth=max_depth)
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
+
+from ..llvm.jit import aligned_empty
 
 ALIGNMENT = 64
 
@@ -33,13 +34,6 @@ def count(shape: Sequence[int]) -> int:
     for d in shape:
         n *= int(d)
     return n
-
-
-def aligned_empty(shape: Sequence[int], dtype: Any) -> np.ndarray:
-    dt = np.dtype(dtype)
-    count_ = count(shape)
-    return aligned_bytes(count_ * dt.itemsize)[:count_ * dt.itemsize].view(dt).reshape(
-        tuple(shape))
 
 
 _char_at = ctypes.c_char.from_buffer

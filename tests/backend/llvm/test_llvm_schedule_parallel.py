@@ -173,11 +173,26 @@ def test_matmul_tiles_columns_with_k_outside(m: int, kk: int, n: int) -> None:
 
 def test_matmul_accumulator_tile_is_in_vector_registers() -> None:
     prim = build_prim("mm_regs", [((64, 64), "float32"), ((64, 64), "float32")], matmul)
-    assert prim.parallel_extent == 64
+    assert prim.parallel_extent == 11         # blocks of 6 rows (the last of 4) in parallel
     opt = compile_module([prim], cache=False).get_source("ll")
     # the tile lives in vector phis across the k loop (no loads/stores of it)
     assert re.search(r"= phi <(8|16) x float>", opt), opt
     assert "alloca" not in opt
+
+
+@pytest.mark.parametrize("m,kk,n", [(7, 9, 64), (13, 5, 70), (3, 3, 16), (25, 1, 33)])
+def test_matmul_blocks_rows_into_one_tile(m: int, kk: int, n: int) -> None:
+    """R rows of `a` share each vector of `b` in the k loop: R accumulator tiles, the
+    last block shorter; the same values as NumPy for row counts R does not divide."""
+    prim = build_prim(f"mm_rows_{m}_{kk}_{n}", [((m, kk), "float32"), ((kk, n), "float32")],
+                      matmul)
+    text = str(prim)
+    # one accumulator tile per row of each block (without blocking: one per tile width)
+    assert len(re.findall(r"allocate \w+_tile\d+", text)) >= 3, text
+    a = RNG.standard_normal((m, kk)).astype("float32")
+    c = RNG.standard_normal((kk, n)).astype("float32")
+    (out,) = run_split(prim, a, c)
+    np.testing.assert_allclose(out, a @ c, rtol=1e-4, atol=1e-4)
 
 
 def test_dense_batch_one_is_parallel_over_columns() -> None:

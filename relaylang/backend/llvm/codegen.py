@@ -9,8 +9,8 @@ Registers: bool is i1 (i8 in memory), float16 is float (half in memory: loads wi
 stores round). Float ops carry `contract`; a reduction's combine also `reassoc`
 (so LLVM may vectorise it); never nnan/ninf, so NaNs behave as in NumPy. Vectorized
 loops carry `llvm.loop.vectorize.enable`, unrolled ones `llvm.loop.unroll.full`.
-Integer division and remainder never trap: a zero divisor gives 0 and (unless it is
-the constant 0) sets the kernel's status (`STATUS_INT_DIV_BY_ZERO`, `STATUS_INT_MOD_BY_ZERO`: the impl and the
+Integer division and remainder never trap: a zero divisor gives 0 and sets the
+kernel's status (`STATUS_INT_DIV_BY_ZERO`, `STATUS_INT_MOD_BY_ZERO`: the impl and the
 entry return it; `jit.status_error` maps it to the interpreter's exception); INT_MIN / -1
 wraps.
 """
@@ -422,8 +422,11 @@ class FunctionBuilder:
             return a if op in ("div", "floordiv") else zero
         if isinstance(c, ir.Constant) and isinstance(c.constant, int):
             if c.constant == 0:
-                # a divisor that is 0 at compile time (e.g. the count of an empty mean)
-                # gives 0 without a status
+                # a divisor that is 0 at compile time: 0 and the status, as at run time
+                # (the interpreter raises); lowerings guard divisors that may be 0
+                code = (STATUS_INT_DIV_BY_ZERO if op in ("div", "floordiv")
+                        else STATUS_INT_MOD_BY_ZERO)
+                b.store(b.or_(b.load(self.status), ir.Constant(I32, code)), self.status)
                 return zero
             return self._int_division_by(op, a, c, unsigned)
         is_zero = b.icmp_unsigned("==", c, zero)

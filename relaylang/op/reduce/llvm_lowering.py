@@ -99,11 +99,16 @@ def any_(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
                       name="any")
 
 
+def _bits(dtype: str) -> int:
+    return 1 if dtype == "bool" else int("".join(ch for ch in dtype if ch.isdigit()))
+
+
 def _divide(b: Any, total: Any, count: int, dtype: str) -> Any:
     """total / count with the count converted to `dtype` (integers: C division; a
-    zero divisor gives 0 natively, as NumPy's kernel does through its warnings)."""
-    divisor = b.cast(b.const(count, "int64"), dtype)
-    return total / divisor
+    count that is 0 in the dtype gives 0, as NumPy's kernel does through its warnings)."""
+    if not dtype.startswith("float") and count % (1 << _bits(dtype)) == 0:
+        return b.const(0, dtype)
+    return total / b.cast(b.const(count, "int64"), dtype)
 
 
 @implement("mean", target="llvm")

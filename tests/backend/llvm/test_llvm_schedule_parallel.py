@@ -238,6 +238,18 @@ def test_integer_division_by_zero_is_an_error(op: str, dtype: str, status: int) 
     assert str(err) == "integer division by zero"
 
 
+@pytest.mark.parametrize("op", ["divide", "floor_mod"])
+def test_integer_division_by_a_constant_zero_is_an_error(op: str) -> None:
+    """A divisor known to be 0 at compile time fails like one met at run time (the
+    interpreter raises); an integer mean over no elements is still 0."""
+    text = HEAD + f"def @main(%x: Tensor[(5), int32]) {{ {op}(%x, 0) }}\n"
+    with pytest.raises(ZeroDivisionError, match="integer division by zero"):
+        run_native(text, np.arange(5, dtype="int32"))
+    empty = HEAD + "def @main(%x: Tensor[(3, 0), int32]) { mean(%x, axis=[1]) }\n"
+    np.testing.assert_array_equal(run_native(empty, np.zeros((3, 0), "int32")),
+                                  np.zeros(3, "int32"))
+
+
 def test_interpreter_reports_the_same_error() -> None:
     import relaylang as rl
     text = HEAD + "def @main(%x: Tensor[(3), int32], %y: Tensor[(3), int32]) { divide(%x, %y) }\n"

@@ -601,7 +601,16 @@ def _relaid(it: _Item, locals_: dict[int, _Item]) -> _Item | None:
     body = _map_loads(it.body, lambda ld: L.Load(ld.buffer, naxes)
                       if ld.buffer is tbuf else None)
     body = L.substitute(body, vmap)
-    return _Item(naxes, body, it.buf, False, tuple(vmap[id(a)] for a in it.axes))
+    index = tuple(vmap[id(a)] for a in it.axes)
+    loop_axes = naxes
+    if len(naxes) >= 2 and index:
+        # stores along the output's contiguous dimension: when it is `t`'s
+        # second-to-last dim (a convolution's width before its block of channels), the
+        # last two loops swap (the row of `t` is a local in cache, read strided)
+        last = {id(m) for m in L.walk(index[-1]) if isinstance(m, Var)}
+        if id(naxes[-2]) in last and id(naxes[-1]) not in last:
+            loop_axes = naxes[:-2] + (naxes[-1], naxes[-2])
+    return _Item(loop_axes, body, it.buf, False, index)
 
 
 def _lone_reduction(it: _Item) -> tuple[Stmt, int] | None:

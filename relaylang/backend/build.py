@@ -24,6 +24,13 @@ pipeline (`rl.transform.optimize`, FuseOps included), then `@main` becomes one o
 Each primitive function is lowered by the core (`backend/llvm/`); in graph and mixed
 mode one without a lowering runs its NumPy kernels, and its ops are listed in
 `lib.fallback_ops` (a program is compiled whole or not at all: its list is empty).
+
+In graph mode the core is told which parameters of each primitive function are
+constants of the plan (`lower_primitive(..., constant_params=...)`): what a kernel
+computes from them alone (a re-laid convolution or dense weight) is made once here by its
+packer kernels (compiled in the same module), bound as a new constant of the plan and
+passed to the kernel instead; a constant no step reads any more is dropped. An exported
+library holds the packed constants, so loading it runs no packer.
 """
 from __future__ import annotations
 
@@ -156,23 +163,28 @@ def _build_graph(optimised: IRModule, entry: str, plan: Any, functions: list[Fun
     )
     from .native.library import Library
     from .native.library_file import export_graph
-    from .native.plan import plan_slots
+    from .native.plan import constant_params, plan_slots
     lower = native_kernels.lower         # looked up at each build (tests replace it)
-    # One kernel per distinct primitive function (structurally equal ones share it).
-    unique: dict[str, list[tuple[Function, str]]] = {}
+    # Constant parameters are passed to the core only through the executor's own lowering
+    # (a replacement that tests install takes (fn, name) and gets no constants).
+    with_constants = getattr(lower, "__module__", None) == native_kernels.__name__
+    # One kernel per distinct primitive function (structurally equal ones share it) and
+    # set of constant parameters.
+    unique: dict[tuple[str, frozenset[int]], list[tuple[Function, str]]] = {}
     name_of: list[str] = []
     lowered: dict[str, Any] = {}
     fallbacks: dict[str, Function] = {}
     refusals: dict[str, Any] = {}
     start = time.perf_counter()
-    for fn in functions:
-        key = function_key(fn)
+    for fn, step in zip(functions, plan.steps):
+        consts = constant_params(plan, step) if with_constants else frozenset()
+        key = (function_key(fn), consts)
         name = next((n for f, n in unique.get(key, ()) if f is fn or structural_equal(f, fn)),
                     None)
         if name is None:
             name = kernel_name(fn, sum(len(v) for v in unique.values()))
             unique.setdefault(key, []).append((fn, name))
-            prim = lower(fn, name)
+            prim = _lower_with_constants(fn, name, consts) if consts else lower(fn, name)
             if is_refusal(prim):
                 fallbacks[name] = fn
                 refusals[name] = prim
@@ -180,8 +192,13 @@ def _build_graph(optimised: IRModule, entry: str, plan: Any, functions: list[Fun
                 lowered[name] = prim
         name_of.append(name)
     timer.add("lowering", time.perf_counter() - start)
-    module = _compile(list(lowered.values()), cache, timer) if lowered else None
+    packers = [p.packer for prim in lowered.values() for p in getattr(prim, "packed", ())]
+    module = _compile(list(lowered.values()) + packers, cache, timer) if lowered else None
     kernels = module.kernels if module is not None else {}
+    if packers:
+        start = time.perf_counter()
+        _bind_packed(plan, name_of, lowered, kernels)
+        timer.add("packing constants", time.perf_counter() - start)
     runners: list[Any] = []
     inplace: dict[int, set[int]] = {}
     fallback_ops: set[str] = set()
@@ -215,6 +232,52 @@ def _build_graph(optimised: IRModule, entry: str, plan: Any, functions: list[Fun
                   kernel_names=sorted(lowered))
     lib._export = lambda path: export_graph(path, lib, fallbacks)
     return lib
+
+
+def _lower_with_constants(fn: Function, name: str, consts: frozenset[int]) -> Any:
+    """The core's PrimFunc for `fn` whose parameters `consts` are constants of the plan
+    (a `PackedPrimFunc` when some of its stages can be packed), or its `NoLowering`."""
+    from .llvm.lower import NoLowering, lower_primitive
+    try:
+        return lower_primitive(fn, name=name, constant_params=consts)
+    except NoLowering as refusal:
+        return refusal
+
+
+def _bind_packed(plan: Any, name_of: list[str], lowered: dict[str, Any],
+                 kernels: dict[str, Any]) -> None:
+    """Run the packers of the native steps' kernels on the plan's constants, bind each
+    result as a new constant and pass it to the step (the step's inputs become the
+    kernel's flat input list), then drop the constants no step reads any more. A packer
+    run on the same constants as another one computing the same loop IR is run once (a
+    weight shared by two convolutions)."""
+    from .llvm.jit import aligned_empty
+    from .native.plan import CONST, Value, drop_unused_constants, leaves
+    done: dict[tuple[str, tuple[int, ...]], int] = {}
+    for step, name in zip(plan.steps, name_of):
+        prim = lowered.get(name)
+        if prim is None or not getattr(prim, "packed", ()):
+            continue
+        flat = leaves(step.inputs)
+        new_inputs = [flat[k] for k in prim.leaf_inputs]
+        for packed in prim.packed:
+            packer = packed.packer
+            sources = tuple(flat[k] for k in packed.sources)
+            text = str(packer)
+            key = (text[text.index("("):], sources)      # the loop IR without its name
+            vid = done.get(key)
+            if vid is None:
+                (out,) = packer.outputs
+                array = aligned_empty(out.shape, out.dtype)
+                kernels[packer.name]([plan.constants[plan.values[v].ref] for v in sources]
+                                     + [array])
+                plan.constants.append(array)
+                plan.values.append(Value(tuple(out.shape), out.dtype, CONST,
+                                         len(plan.constants) - 1))
+                vid = done[key] = len(plan.values) - 1
+            new_inputs.append(vid)
+        step.inputs = new_inputs
+    drop_unused_constants(plan)
 
 
 def _leaf_ids(structure: Any) -> list[int]:

@@ -636,11 +636,13 @@ PROLOGUE_SHARE = 8      # the prologue every parallel call repeats: <= 1/8 of al
 def _with_prologue(items: Sequence[_Item]) -> tuple[Stmt, int] | None:
     """Stages a parallel loop cannot share (a padded input, a re-laid weight) computed
     whole by every call into its own locals, then the remaining nests in one parallel
-    loop, when those stages cost at most 1/PROLOGUE_SHARE of the kernel's work."""
+    loop, when those stages cost at most 1/PROLOGUE_SHARE of the kernel's work. With
+    no such stage (m = 0: a weight packed at build time), an epilogue relaid in its
+    stage's order may still give the nests a shared parallel loop."""
     total = sum(_work(it) for it in items)
     # extent, m, main, depth, the lone reduction's own parallel loop
     best: tuple[int, int, list[_Item], int, tuple[Stmt, int] | None] | None = None
-    for m in range(1, len(items)):
+    for m in range(0, len(items)):
         pro, main = items[:m], list(items[m:])
         if not all(it.local for it in pro):
             break

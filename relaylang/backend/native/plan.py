@@ -13,6 +13,12 @@ Anything else in `@main` (if, match, closures, references, calls of globals, dyn
 shapes) raises `NotAGraph`: such a program runs in mixed mode (`mixed.py`).
 A plan is plain data and round-trips through JSON (`to_json` / `from_json`); the
 constants are kept beside it, as arrays.
+
+A native step's kernel may take some of its inputs packed at build (`build.py`: a
+constant re-laid out once by a packer kernel, bound as a new constant): its `inputs` are
+then the kernel's flat input list (value ids), no longer one entry per parameter of the
+primitive function, and `drop_unused_constants` removes the constants no step reads any
+more.
 """
 from __future__ import annotations
 
@@ -52,6 +58,7 @@ class Step:
     kernel: str               # the kernel's name (native), or the fallback function's
     native: bool
     inputs: list[Any]         # per parameter of the function: a value id, or a nested list
+                              # (a kernel with packed constants: its flat input list)
     outputs: list[int]        # the output tensors' values, in order
     ops: list[str] = field(default_factory=list)
 
@@ -241,6 +248,55 @@ def make_plan(main: Function, wrap_op: Any) -> tuple[Plan, list[Function]]:
     plan = Plan(params, inputs, b.values, b.steps, outputs, result_type,
                 constants=b.constants)
     return plan, b.functions
+
+
+def constant_params(plan: Plan, step: Step) -> frozenset[int]:
+    """The parameters of `step`'s primitive function bound to constants of the plan (a
+    tuple parameter when every field is one)."""
+    out = set()
+    for i, arg in enumerate(step.inputs):
+        ids = leaves(arg)
+        if ids and all(plan.values[v].kind == CONST for v in ids):
+            out.add(i)
+    return frozenset(out)
+
+
+def drop_unused_constants(plan: Plan) -> None:
+    """Remove (in place) the constants neither a step nor the result reads, renumbering
+    values and constants. Storage slots are not planned yet (`plan_slots` comes after)."""
+    used: set[int] = set(leaves(plan.outputs)) | set(leaves(plan.inputs))
+    for step in plan.steps:
+        used.update(leaves(step.inputs))
+        used.update(step.outputs)
+    keep = [i for i, v in enumerate(plan.values) if v.kind != CONST or i in used]
+    if len(keep) == len(plan.values):
+        return
+    remap = {old: new for new, old in enumerate(keep)}
+    constants: list[np.ndarray] = []
+    const_remap: dict[int, int] = {}
+    values = []
+    for i in keep:
+        v = plan.values[i]
+        if v.kind == CONST:
+            if v.ref not in const_remap:
+                const_remap[v.ref] = len(constants)
+                constants.append(plan.constants[v.ref])
+            v = Value(v.shape, v.dtype, v.kind, const_remap[v.ref])
+        values.append(v)
+    plan.values = values
+    plan.constants = constants
+    plan.inputs = [_renumber(s, remap) for s in plan.inputs]
+    plan.outputs = _renumber(plan.outputs, remap)
+    for step in plan.steps:
+        step.inputs = [_renumber(s, remap) for s in step.inputs]
+        step.outputs = [remap[v] for v in step.outputs]
+
+
+def _renumber(structure: Any, remap: dict[int, int]) -> Any:
+    """A (nested) structure of value ids with each id `v` replaced by `remap[v]`."""
+    if isinstance(structure, list):
+        return [_renumber(s, remap) for s in structure]
+    return remap[structure]
 
 
 def _operands(node: Any) -> tuple:

@@ -77,7 +77,8 @@ def __getattr__(name: str) -> Any:
         module = importlib.import_module(_MODULES[name])
         globals()[name] = module
         return module
-    if name in ("ir", "op", "syntax", "typing", "transform", "backend", "analysis"):
+    if name in ("ir", "op", "syntax", "typing", "transform", "backend", "analysis",
+                "frontend"):
         import importlib
         if name == "op":
             importlib.import_module("relaylang.op.make")    # so that `rl.op.make` resolves

@@ -153,7 +153,7 @@ def const(value: Any, dtype: str | None = None, span: Span | None = None) -> _ex
             data = np.array(value, dtype=np.float32, order="C")
         except (TypeError, ValueError) as e:
             raise TypeError(f"const: cannot make a tensor of {value!r}: {e}") from None
-        return _expr.Constant(np.ascontiguousarray(to_bfloat16(data)), span=span)
+        return _expr.Constant(np.asarray(to_bfloat16(data), order="C"), span=span)
     try:
         data = np.array(value, dtype=np_dtype, order="C")
     except (TypeError, ValueError) as e:

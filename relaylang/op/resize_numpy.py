@@ -95,4 +95,4 @@ def resize_hw(x: np.ndarray, layout: str, size: tuple[int, int], method: str, mo
     v = np.moveaxis(x.astype(F32), (h, w), (-2, -1))
     v = resize_axis(v, -1, size[1], method, mode, rounding, alpha, exclude)
     v = resize_axis(v, -2, size[0], method, mode, rounding, alpha, exclude)
-    return np.ascontiguousarray(np.moveaxis(v, (-2, -1), (h, w))).astype(out_dtype)
+    return np.asarray(np.moveaxis(v, (-2, -1), (h, w)), order="C").astype(out_dtype)

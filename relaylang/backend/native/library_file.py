@@ -71,7 +71,7 @@ def _write_modules(z: zipfile.ZipFile, lib: Library) -> None:
 
 def _npy(array: np.ndarray) -> bytes:
     buf = io.BytesIO()
-    np.save(buf, np.ascontiguousarray(array), allow_pickle=False)
+    np.save(buf, np.asarray(array, order="C"), allow_pickle=False)
     return buf.getvalue()
 
 

@@ -203,7 +203,7 @@ def make_plan(main: Function, wrap_op: Any) -> tuple[Plan, list[Function]]:
             raise NotAGraph(f"variable %{node.name_hint} is not bound in the graph")
         if kind is Constant:
             ty = TensorType(tuple(int(d) for d in node.data.shape), str(node.data.dtype))
-            b.constants.append(np.ascontiguousarray(node.data))
+            b.constants.append(np.asarray(node.data, order="C"))
             b.memo[id(node)] = b.new(ty, CONST, len(b.constants) - 1)
             continue
         if kind is Function:

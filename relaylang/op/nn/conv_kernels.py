@@ -86,7 +86,7 @@ def _to_ncs(x: np.ndarray, pos: list[int]) -> np.ndarray:
 
 
 def _from_ncs(y: np.ndarray, pos: list[int]) -> np.ndarray:
-    return np.ascontiguousarray(np.transpose(y, np.argsort(pos)))
+    return np.asarray(np.transpose(y, np.argsort(pos)), order="C")
 
 
 def conv_kernel(nd: int, transposed: bool = False) -> Kernel:

@@ -99,7 +99,7 @@ def pool_kernel(nd: int, kind: str) -> Kernel:
             v = np.pad(v, widths, constant_values=fill)
         reduced = window_reduce(v, nd, g.pool_size, g.strides, g.dilation, kind)
         if kind == "max":
-            return np.ascontiguousarray(np.moveaxis(reduced, tail, g.axes))
+            return np.asarray(np.moveaxis(reduced, tail, g.axes), order="C")
         total = reduced
         count = np.ones((), dtype=np.int64)
         for j in range(nd):
@@ -108,7 +108,7 @@ def pool_kernel(nd: int, kind: str) -> Kernel:
                               attrs.count_include_pad)
             count = count[..., None] * c if count.ndim else c
         out = divide(total, np.maximum(count, 1), x.dtype)
-        return np.ascontiguousarray(np.moveaxis(out, tail, g.axes))
+        return np.asarray(np.moveaxis(out, tail, g.axes), order="C")
     kernel.__name__ = kernel.__qualname__ = f"{kind}_pool{nd}d"
     return kernel
 
@@ -143,7 +143,7 @@ def adaptive_kernel(nd: int, kind: str, global_pool: bool = False) -> Kernel:
             shape[axis] = out
             count = count * length.reshape(shape)
         if kind == "max":
-            return np.ascontiguousarray(v.astype(x.dtype))
+            return np.asarray(v.astype(x.dtype), order="C")
         return divide(v, np.asarray(count), x.dtype)
     kernel.__name__ = kernel.__qualname__ = f"adaptive_{kind}_pool{nd}d"
     return kernel

@@ -47,7 +47,7 @@ def reshape_like(inputs: list, attrs: Any) -> np.ndarray:
 @implement("transpose")
 def transpose(inputs: list, attrs: Any) -> np.ndarray:
     x = inputs[0]
-    return np.ascontiguousarray(np.transpose(x, transpose_axes(x.ndim, attrs.axes)))
+    return np.asarray(np.transpose(x, transpose_axes(x.ndim, attrs.axes)), order="C")
 
 
 @implement("expand_dims")
@@ -88,7 +88,7 @@ def layout_transform(inputs: list, attrs: Any) -> np.ndarray:
              for d in ((n // factors[a], factors[a]) if a in factors else (n,))]
     out = p.reshape(split).transpose([labels.index(a) for a, _ in dst])
     assert out.shape == transformed_shape(sizes, dst)
-    return np.ascontiguousarray(out)
+    return np.asarray(out, order="C")
 
 
 @implement("shape_of")
@@ -115,7 +115,7 @@ def stack(inputs: list, attrs: Any) -> np.ndarray:
 def split(inputs: list, attrs: Any) -> tuple:
     spec = attrs.indices_or_sections
     parts = np.split(inputs[0], spec if isinstance(spec, int) else list(spec), axis=attrs.axis)
-    return tuple(np.ascontiguousarray(p) for p in parts)
+    return tuple(np.asarray(p, order="C") for p in parts)
 
 
 @implement("strided_slice")
@@ -129,7 +129,7 @@ def strided_slice(inputs: list, attrs: Any) -> np.ndarray:
             index[axis] = slice(0, 0)
         else:
             index[axis] = slice(b, None if e is not None and e < 0 else e, s)
-    return np.ascontiguousarray(x[tuple(index)])
+    return np.asarray(x[tuple(index)], order="C")
 
 
 @implement("slice_like")
@@ -140,7 +140,7 @@ def slice_like(inputs: list, attrs: Any) -> np.ndarray:
     index = [slice(None)] * x.ndim
     for a in axes:
         index[a] = slice(0, like.shape[a])
-    return np.ascontiguousarray(x[tuple(index)])
+    return np.asarray(x[tuple(index)], order="C")
 
 
 # ------------------------------------------------------------ broadcasting

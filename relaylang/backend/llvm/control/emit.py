@@ -139,7 +139,7 @@ class _FnGen:
 
         from ..codegen import mem_type
         ir = self.ir
-        data = np.ascontiguousarray(np.asarray(c.data))
+        data = np.asarray(np.asarray(c.data), order="C")
         dtype = str(data.dtype)
         raw = bytearray((data.astype(np.uint8) if dtype == "bool" else data).tobytes())
         n = max(len(raw), 1)

@@ -166,7 +166,7 @@ class NativeFunction:
                 raise ProgramCallError(f"@{self.name}: {where} must be {dtype}{list(shape)}, "
                                        f"got {a.dtype}{list(a.shape)}")
             if not a.flags.c_contiguous or (a.size and not a.flags.aligned):
-                a = aligned_copy(np.ascontiguousarray(a))
+                a = aligned_copy(np.asarray(a, order="C"))
             out.append(a)
 
     def __call__(self, *args: Any) -> Any:

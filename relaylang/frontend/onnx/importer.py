@@ -302,7 +302,7 @@ class GraphConverter:
                 raise node.error(str(e).splitlines()[0] if str(e) else type(e).__name__) \
                     from e
             outs = list(result) if isinstance(result, (list, tuple)) else [result]
-            foldable = all(i is None or isinstance(i, Constant) for i in inputs)
+            foldable, params = importer.foldable(inputs)
             for k, name in enumerate(proto.output):
                 if not name:
                     continue
@@ -310,7 +310,7 @@ class GraphConverter:
                     raise node.error(f"output {k} ({name!r}) is not produced by the converter")
                 out = outs[k]
                 if foldable and not isinstance(out, Constant):
-                    out = importer.fold(out)
+                    out = importer.fold(out, params)
                 importer.name_type(out, name)
                 self.env[name] = out
 
@@ -375,11 +375,39 @@ class ModelImporter:
     def initializer_value(self, var: Var) -> np.ndarray | None:
         return self.initializers.get(id(var))
 
-    def fold(self, expr: Expr) -> Expr:
-        """`expr` (whose free leaves are constants) evaluated to a constant where the ops'
-        NumPy kernels can: no size limit (these are the model's own constants)."""
+    def foldable(self, inputs: Sequence[Expr | None]) -> tuple[bool, list[Var]]:
+        """Whether a node over `inputs` folds: every input is known at import (constants,
+        and initializers that stay parameters) and some input is a constant computed at
+        import or there are no inputs (so a shape chain indexed by initializers folds,
+        while a node reading only parameters, say a transposed weight, stays a call on
+        them). Also the initializer parameters among the inputs."""
+        params = [i for i in inputs if isinstance(i, Var) and id(i) in self.initializers]
+        known = all(i is None or isinstance(i, Constant)
+                    or (isinstance(i, Var) and id(i) in self.initializers) for i in inputs)
+        some_constant = any(isinstance(i, Constant) for i in inputs) or not any(
+            i is not None for i in inputs)
+        return known and some_constant, params
+
+    def fold(self, expr: Expr, params: Sequence[Var] = ()) -> Expr:
+        """`expr` (whose free leaves are constants, or the initializer parameters
+        `params`) evaluated to a constant where the ops' NumPy kernels can: no size
+        limit (these are the model's own constants). Unless it becomes one constant, the
+        expression stays as it was (parameters are not baked in)."""
+        from ...ir.traverse import rewrite
         from ...transform.fold_constant import fold_constant
-        return fold_constant(expr, max_elements=1 << 62)
+        body = expr
+        if params:
+            values = {id(v): builder.const(self.initializers[id(v)],
+                                           str(self.initializers[id(v)].dtype))
+                      for v in params}
+
+            def swap(old: Any, rebuilt: Any) -> Any:
+                return values.get(id(old)) if type(old) is Var else None
+            body = rewrite(expr, swap)
+        folded = fold_constant(body, max_elements=1 << 62)
+        if params and not isinstance(folded, Constant):
+            return expr
+        return folded
 
     # ------------------------------------------------------------ globals
     def fresh_global(self, name: str) -> GlobalVar:

@@ -75,3 +75,26 @@ def test_corrupt_and_missing_files(tmp_path) -> None:
 def test_shape_of_an_unknown_input_is_an_error() -> None:
     with pytest.raises(OnnxImportError, match="not an input of the model"):
         rl.frontend.from_onnx(_add_relu(), shape={"nope": (1, 4)})
+
+
+def test_a_shape_chain_indexed_by_initializers_folds() -> None:
+    """Shape -> Gather (indices an initializer) -> Concat -> Reshape becomes a static
+    reshape; a node reading only initializers (a transposed weight) stays a call on the
+    parameter."""
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Gather", ["s", "idx"], ["d"], axis=0),
+             helper.make_node("Concat", ["d", "minus1"], ["shape"], axis=0),
+             helper.make_node("Reshape", ["x", "shape"], ["r"]),
+             helper.make_node("Transpose", ["w"], ["wt"]),
+             helper.make_node("MatMul", ["r", "wt"], ["y"])]
+    model = make_model(nodes, inputs={"x": ((2, 3, 4), "float32")},
+                       outputs={"y": ((2, 5), "float32")},
+                       initializers={"idx": np.array([0], np.int64),
+                                     "minus1": np.array([-1], np.int64),
+                                     "w": np.ones((5, 12), np.float32)}, opset=13)
+    mod, params = rl.frontend.from_onnx(model)
+    text = rl.astext(mod)
+    assert "shape_of" not in text and "newshape=[2, 12]" in text, text
+    assert "transpose(%w" in text and set(params) == {"w"}, text
+    x = np.random.default_rng(1).standard_normal((2, 3, 4)).astype(np.float32)
+    check_model(model, {"x": x})

@@ -171,6 +171,25 @@ def compile_ir(raw_ir: str) -> tuple[bytes, str, str]:
     return obj, opt, ""
 
 
+def jit_functions(raw_ir: str, names: list[str], cache: bool = True) -> dict[str, int]:
+    """Compile an LLVM IR module text for the host (O3; from the kernel cache when it has
+    it) into an engine of its own, kept for the process's lifetime; the addresses of the
+    named functions (0: not found)."""
+    from . import cache as kcache
+    hit = kcache.load(raw_ir) if cache else None
+    if hit is not None:
+        try:
+            engine = _engine_from_object(hit)
+            return {name: int(engine.get_function_address(name) or 0) for name in names}
+        except (RuntimeError, ValueError, OSError):   # a foreign entry: compiled below
+            pass
+    obj, _, _ = compile_ir(raw_ir)
+    if cache:
+        kcache.store(raw_ir, obj)
+    engine = _engine_from_object(obj)
+    return {name: int(engine.get_function_address(name) or 0) for name in names}
+
+
 def vector_width() -> int:
     """The widest vectors the host prefers: 512 bits with AVX-512, else LLVM's choice."""
     return 512 if "+avx512f" in host_features().split(",") else 0

@@ -7,6 +7,11 @@ then only puts the inputs' and the fresh outputs' addresses into the pointer arr
 runs the steps in order, without checking types (the inputs were checked against the
 entry's types before; the plan's kernels were compiled for exactly these types).
 
+Consecutive native steps form one `native_pool.StepTable`, prepared once too: a run of
+them costs one ctypes call (parallel kernels are split over the native pool inside
+it); a NumPy fallback step ends a run. A nonzero kernel status stops the run and is
+raised for the step that failed, as `NativeCall.run` raises it.
+
 One prepared state serves one call at a time; a call made while another thread runs
 the same library prepares a state of its own. Outputs are fresh arrays for the caller,
 except that an output array of the previous call that nobody references any more
@@ -14,6 +19,7 @@ except that an output array of the previous call that nobody references any more
 """
 from __future__ import annotations
 
+import ctypes
 import sys
 import threading
 from collections.abc import Sequence
@@ -24,6 +30,7 @@ import numpy as np
 from .kernels import Fallback, NativeCall
 from .memory import address as address_of
 from .memory import aligned_bytes, aligned_empty, as_aligned, view
+from .native_pool import StepTable
 from .plan import CONST, INPUT, OUTPUT, TEMP, Plan, leaves
 
 
@@ -46,23 +53,32 @@ class _State:
             elif v.kind == CONST:
                 self.values[i] = runtime.constants[v.ref]
         self.slots = slots
-        # per native step: (pointer array, [(position, value id) to fill per call])
-        self.pointers: list[Any] = []
+        # Maximal runs of consecutive native steps, each one StepTable run by one native
+        # call: (table, [(pointer array, position, value id) to fill per call], None);
+        # a fallback step between them: (None, step, runner).
+        self.segments: list[tuple[Any, Any, Any]] = []
+        calls: list[NativeCall] = []
+        arrays: list[Any] = []
+        patches: list[tuple[Any, int, int]] = []
         for step, runner in zip(plan.steps, runtime.runners):
             if not isinstance(runner, NativeCall):
-                self.pointers.append(None)
+                if calls:
+                    self.segments.append((StepTable(calls, arrays), patches, None))
+                    calls, arrays, patches = [], [], []
+                self.segments.append((None, step, runner))
                 continue
             ids = leaves(step.inputs) + step.outputs
-            import ctypes
-            array = (ctypes.c_void_p * len(ids))()
-            patches = []
+            array = (ctypes.c_void_p * max(1, len(ids)))()
             for pos, vid in enumerate(ids):
                 kind = plan.values[vid].kind
                 if kind in (INPUT, OUTPUT):
-                    patches.append((pos, vid))
+                    patches.append((array, pos, vid))
                 else:
                     array[pos] = self.values[vid].ctypes.data
-            self.pointers.append((array, patches))
+            calls.append(runner)
+            arrays.append(array)
+        if calls:
+            self.segments.append((StepTable(calls, arrays), patches, None))
 
 
 class GraphRuntime:
@@ -107,13 +123,15 @@ class GraphRuntime:
                 array = aligned_empty(v.shape, v.dtype)
             values[vid] = array
             address[vid] = address_of(array)
-        for step, runner, pointers in zip(plan.steps, self.runners, state.pointers):
-            if pointers is not None:
-                array, patches = pointers
-                for pos, vid in patches:
+        for table, patches, runner in state.segments:
+            if table is not None:
+                for array, pos, vid in patches:
                     array[pos] = address[vid]
-                runner.run(array)
+                status, failed = table.run()
+                if status:
+                    table.calls[failed]._fail(status)
             else:
+                step = patches
                 result = runner([_structured(a, values) for a in step.inputs])
                 outs = step.outputs
                 if len(outs) == 1 and not isinstance(result, tuple):

@@ -24,8 +24,15 @@ from ..interpreter.machine import Interpreter
 from ..interpreter.values import Closure
 from ..llvm import jit as core_jit
 from ..llvm import lower as core_lower
+from . import native_pool
 from .memory import address, aligned_empty, as_aligned, count
-from .threads import PARALLEL_MIN_BYTES, PARALLEL_MIN_WORK, get_pool
+from .threads import (
+    PARALLEL_MIN_BYTES,
+    PARALLEL_MIN_WORK,
+    PYTHON_POOL_MIN_BYTES,
+    PYTHON_POOL_MIN_WORK,
+    get_pool,
+)
 
 NoLowering = core_lower.NoLowering
 
@@ -251,7 +258,7 @@ class NativeCall:
     is large enough."""
 
     __slots__ = ("extent", "kernel", "name", "nbytes", "ops", "outputs", "parallel", "params",
-                 "pointer_type", "result_type", "span")
+                 "pointer_type", "python_parallel", "result_type", "span")
 
     def __init__(self, name: str, kernel: Any, result_type: Type | None = None,
                  ops: Sequence[str] = (), span: Any = None):
@@ -269,6 +276,8 @@ class NativeCall:
         work = int(getattr(info, "work", 0) or 0)
         self.parallel = self.extent >= 2 and (self.nbytes >= PARALLEL_MIN_BYTES
                                               or work >= PARALLEL_MIN_WORK)
+        self.python_parallel = self.extent >= 2 and (self.nbytes >= PYTHON_POOL_MIN_BYTES
+                                                     or work >= PYTHON_POOL_MIN_WORK)
         self.pointer_type = ctypes.c_void_p * max(1, len(self.params))
         n_in = int(getattr(kernel, "num_inputs", len(self.params)))
         self.outputs = [(s, d, count(s) <= 1) for s, d in self.params[n_in:]]
@@ -277,22 +286,31 @@ class NativeCall:
         """Run over argument pointers (inputs then outputs, C-contiguous, aligned). A
         nonzero kernel status (integer division by zero) is raised once the whole range
         ran, as the interpreter reports it: `InterpreterError("<ops> failed: ...")`."""
-        run_range = self.kernel.run_range_status
-        if self.parallel:
-            pool = get_pool()
-            if pool.size > 1:
-                statuses: list[int] = []
-                pool.run(lambda begin, end: statuses.append(run_range(ptrs, begin, end)),
-                         self.extent)
-                status = 0
-                for s in statuses:
-                    status |= s
-                if status:
-                    self._fail(status)
-                return
-        status = run_range(ptrs, 0, self.extent)
+        status = self.status(ptrs)
         if status:
             self._fail(status)
+
+    def status(self, ptrs: Any) -> int:
+        """Run over argument pointers; the kernel's status (the OR over the split's
+        ranges), 0 on success. A parallel kernel goes through the native pool, or the
+        Python pool where there is none (only when it is large enough to pay for that
+        pool's slower dispatch)."""
+        if self.parallel:
+            pool = native_pool.get_native_pool()
+            if pool is not None:
+                return pool.run(self.kernel.address, ptrs, self.extent)
+            if self.python_parallel:
+                python_pool = get_pool()
+                if python_pool.size > 1:
+                    run_range = self.kernel.run_range_status
+                    statuses: list[int] = []
+                    python_pool.run(lambda begin, end: statuses.append(
+                        run_range(ptrs, begin, end)), self.extent)
+                    status = 0
+                    for s in statuses:
+                        status |= s
+                    return status
+        return self.kernel.run_range_status(ptrs, 0, self.extent)
 
     def _fail(self, status: int) -> None:
         from ..interpreter.machine import InterpreterError

@@ -230,6 +230,19 @@ TYPED: list[tuple[str, list[Any], dict[str, Any], Any]] = [
                           [T((2,)), S]], {}, TupleType(())),
     ("call_lowered", [FuncType((T((2,)), T((2,), "int32")), T((2,))), [T((2,)), T((2,), "int32")]],
      {}, T((2,))),
+    # The dyn family: shapes as tensors; results `?` (checked in test_dyn_ops.py).
+    ("dyn.reshape", [T((2, 3, 4)), T((2,), "int64")], {"allowzero": True}, None),
+    ("dyn.broadcast_to", [T((3, 1)), T((3,), "int32")], {}, None),
+    ("dyn.tile", [T((2, 3)), T((3,), "int64")], {}, None),
+    ("dyn.zeros", [T((2,), "int64")], {"dtype": "int8"}, None),
+    ("dyn.ones", [T((0,), "int64")], {}, None),
+    ("dyn.full", [S, T((2,), "int64")], {"dtype": "float16"}, None),
+    ("dyn.strided_slice", [T((4, 5, 6))] + [T((2,), "int64")] * 3, {"slice_mode": "size"},
+     None),
+    ("dyn.expand_dims", [T((2, 3)), T((), "int32")], {"num_newaxis": 2}, None),
+    ("dyn.squeeze", [T((1, 3, 1)), T((1,), "int64")], {}, None),
+    ("dyn.one_hot", [T((2, 3), "int32"), S, S, T((), "int32")], {"axis": 0}, None),
+    ("dyn.nn.pad", [T((2, 3)), T((2, 2), "int64"), S], {"pad_mode": "edge"}, None),
 ]
 
 

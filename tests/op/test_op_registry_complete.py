@@ -11,7 +11,8 @@ HERE = Path(__file__).resolve().parent
 # Each family test module and the table of (op name, ...) cases its agreement test runs.
 TABLES = {"test_rel_elemwise": "CASES", "test_rel_reduce": "CASES", "test_rel_nn": "AGREEMENT",
           "test_rel_pool": "AGREEMENT", "test_rel_transform": "AGREEMENT",
-          "test_rel_annotation": "NAMES", "test_rel_lowering": "AGREEMENT"}
+          "test_rel_annotation": "NAMES", "test_rel_lowering": "AGREEMENT",
+          "test_dyn_ops": "AGREEMENT"}
 
 
 def _load(name: str):

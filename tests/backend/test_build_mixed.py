@@ -89,3 +89,28 @@ def test_interpreter_without_hook_is_unchanged():
     ex = rl.create_executor(rl.transform.optimize(mod), target="interp")
     assert ex.interpreter.primitive is None
     _same(ex(np.int32(5)), rl.evaluate(mod, np.int32(5)))
+
+
+def test_a_growing_tensor_compiles_a_bounded_number_of_kernels():
+    """A loop-carried tensor that grows every iteration: its kernels are compiled for at
+    most SPECIALISE_MAX shapes, later shapes run the NumPy kernels (not a fallback op)."""
+    from relaylang.backend.native.mixed import SPECIALISE_MAX
+    mod = rl.parse(HEADER + """
+def @grow(%i: int32, %acc: Tensor[(?), float32]) -> Tensor[(?), float32] {
+  if (equal(%i, 0)) {
+    %acc
+  } else {
+    @grow(subtract(%i, 1), concatenate((%acc, expand_dims(cast(%i, dtype="float32"), axis=0))))
+  }
+}
+def @main(%n: int32) -> Tensor[(?), float32] {
+  @grow(%n, zeros(shape=[1], dtype="float32"))
+}
+""")
+    lib = rl.build(mod, target="llvm")
+    assert lib.mode == "mixed"
+    n = np.int32(3 * SPECIALISE_MAX)
+    _same(lib(n), rl.evaluate(mod, n))
+    grow_kernels = [k for k in lib.kernel_names if "concatenate" in k]
+    assert len(grow_kernels) == SPECIALISE_MAX
+    assert lib.fallback_ops == []

@@ -5,7 +5,10 @@ ADTs, match, references, `?` dimensions) runs on the reference interpreter's mac
 with its `primitive` hook set: each `Primitive=1` function it meets is called through
 `PrimitiveKernels`, which keeps one runner per concrete argument type: a native kernel
 (compiled on the first call with those shapes, or at build for functions whose types are
-static), else the function's NumPy fallback.
+static), else the function's NumPy fallback. A function with `?` dimensions is compiled
+for at most `SPECIALISE_MAX` distinct shapes; further shapes (a loop-carried tensor that
+grows every iteration) run its NumPy kernels, since each compilation costs tens of
+milliseconds.
 """
 from __future__ import annotations
 
@@ -37,6 +40,9 @@ from .kernels import (
     value_type,
 )
 
+# distinct argument shapes one function with `?` dims is compiled for
+SPECIALISE_MAX = 8
+
 
 class PrimitiveKernels:
     """Runners for the primitive functions of a module, by function and argument types."""
@@ -46,6 +52,8 @@ class PrimitiveKernels:
         self.fallback_ops: set[str] = set()
         self.native_names: list[str] = []
         self._runners: dict[tuple[int, Any], Any] = {}
+        self._specialised: dict[int, int] = {}      # function id -> shapes compiled
+        self._generic: dict[int, Fallback] = {}     # function id -> its NumPy runner
         self._count = 0
         # function id -> its place in the module (`primitive_functions`), for export
         self._position: dict[int, str] = {}
@@ -131,7 +139,15 @@ class PrimitiveKernels:
         types = [value_type(_array(a)) for a in args]
         if any(t is None for t in types):
             runner: Any = Fallback(fn)
+        elif not is_static_function(fn) and self._specialised.get(id(fn), 0) >= SPECIALISE_MAX:
+            runner = self._generic.get(id(fn))
+            if runner is None:
+                runner = self._generic[id(fn)] = Fallback(fn)
+            self._runners[key] = runner
+            return runner           # not a fallback op: its kernels exist, shapes vary
         else:
+            if not is_static_function(fn):
+                self._specialised[id(fn)] = self._specialised.get(id(fn), 0) + 1
             concrete = fn if is_static_function(fn) else specialise(fn, types)  # type: ignore[arg-type]
             name = self._name(concrete)
             prim = lower(concrete, name)

@@ -38,7 +38,7 @@ from ...ir import builder
 from ...ir.expr import Call, Constant, Expr, Function, GlobalVar, Op, Tuple, TupleGetItem, Var
 from ...ir.module import IRModule
 from ...ir.node import ANY
-from ...ir.types import TensorType, TupleType, Type
+from ...ir.types import TensorType, Type
 from . import registry
 
 # ONNX TensorProto element types -> relaylang dtypes
@@ -241,6 +241,24 @@ class Context:
         """The declared types of a subgraph's formal inputs (None where not declared)."""
         return [self._importer.declared_type(vi) for vi in graph.input]
 
+    def closed_subgraph(self, graph: Any) -> Closure:
+        """The outer values `graph` captures as parameters of a closed function (a loop
+        body becomes a global function, which cannot capture): see `Closure`."""
+        return Closure(self, graph)
+
+    def remember_type(self, expr: Expr, ty: Type) -> None:
+        """Record `expr`'s type (what `type_of` answers from then on)."""
+        self._importer.remember_type(expr, ty)
+
+    def functions_snapshot(self) -> dict[GlobalVar, Function]:
+        """The global functions made so far (to undo a conversion attempt with
+        `restore_functions`)."""
+        return dict(self._importer.functions)
+
+    def restore_functions(self, snapshot: dict[GlobalVar, Function]) -> None:
+        self._importer.functions.clear()
+        self._importer.functions.update(snapshot)
+
     def add_function(self, name: str, fn: Function) -> GlobalVar:
         """Add `fn` to the module as a global function (a fresh name based on `name`)."""
         return self._importer.add_function(name, fn)
@@ -254,6 +272,68 @@ class Context:
 
     def fresh_var(self, name: str, ty: Type | None = None) -> Var:
         return Var(self._importer.local_names.fresh(name), ty)
+
+
+class Closure:
+    """The outer values a subgraph captures, as parameters of a closed function:
+    `params` (fresh annotated vars) and `args` (the outer expressions, in the same order);
+    constants are bound directly instead. `convert(graph, inputs)` converts the subgraph
+    in a scope that sees only those parameters (so the result's free variables are
+    `params` and the subgraph's own inputs)."""
+
+    def __init__(self, ctx: Context, graph: Any):
+        self.ctx = ctx
+        importer, outer = ctx._importer, ctx._graph
+        self.scope_env: dict[str, Expr] = {}
+        self.params: list[Var] = []
+        self.args: list[Expr] = []
+        for name in captured_names(graph):
+            e = outer.lookup(name)
+            if e is None:
+                continue                    # reported as undefined when converted
+            if isinstance(e, Constant):
+                self.scope_env[name] = e
+                continue
+            v = ctx.fresh_var(name, ctx.type_of(e))
+            value = ctx.value(e)
+            if value is not None:           # an initializer kept as a parameter
+                importer.initializers[id(v)] = value
+            self.scope_env[name] = v
+            self.params.append(v)
+            self.args.append(e)
+
+    def convert(self, graph: Any, inputs: Sequence[Expr]) -> list[Expr]:
+        importer = self.ctx._importer
+        scope = GraphConverter(importer, None)
+        scope.env.update(self.scope_env)
+        return importer.convert_subgraph(graph, inputs, scope)
+
+
+def captured_names(graph: Any) -> list[str]:
+    """The names `graph` (nested subgraphs included) uses but does not define, in
+    first-use order. ONNX forbids a subgraph name shadowing an outer one, so one set of
+    the names defined anywhere inside suffices (iterative walk)."""
+    used: dict[str, None] = {}
+    defined: set[str] = set()
+    stack = [graph]
+    while stack:
+        g = stack.pop()
+        defined.update(vi.name for vi in g.input)
+        defined.update(init.name for init in g.initializer)
+        defined.update(getattr(init.values, "name", "") for init in g.sparse_initializer)
+        for n in g.node:
+            for name in n.input:
+                if name:
+                    used.setdefault(name, None)
+            defined.update(name for name in n.output if name)
+            for a in n.attribute:
+                if a.type == 5:             # GRAPH
+                    stack.append(a.g)
+                elif a.type == 10:          # GRAPHS
+                    stack.extend(a.graphs)
+        for vi in g.output:
+            used.setdefault(vi.name, None)
+    return [name for name in used if name not in defined]
 
 
 class GraphConverter:
@@ -366,10 +446,14 @@ class ModelImporter:
             return TensorType(tuple(int(d) for d in data.shape), str(data.dtype))
         if isinstance(expr, Var) and expr.type_annotation is not None:
             return expr.type_annotation
-        t = infer_expr_type(expr)
-        self.expr_types[id(expr)] = t
-        self._keep.append(expr)
+        t = infer_expr_type(expr, self.functions)
+        self.remember_type(expr, t)
         return t
+
+    def remember_type(self, expr: Expr, ty: Type) -> None:
+        if id(expr) not in self.expr_types:
+            self.expr_types[id(expr)] = ty
+            self._keep.append(expr)
 
     # ------------------------------------------------------------ values
     def initializer_value(self, var: Var) -> np.ndarray | None:
@@ -452,7 +536,7 @@ class ModelImporter:
         for init in graph.initializer:
             try:
                 array = numpy_helper.to_array(init)
-            except Exception as e:  # noqa: BLE001 -- a corrupt tensor: one line
+            except Exception as e:
                 raise OnnxImportError(f"initializer {init.name!r} cannot be read: {e}") from e
             if array.dtype == np.dtype("O"):
                 raise OnnxImportError(f"initializer {init.name!r}: string tensors are not "
@@ -525,7 +609,7 @@ class ModelImporter:
         from ...typing import infer_types
         try:
             mod = infer_types(mod)
-        except Exception as e:  # noqa: BLE001 -- a converter bug or a model ONNX accepts
+        except Exception as e:
             first = str(e).splitlines()[0] if str(e) else type(e).__name__
             raise OnnxImportError(f"the imported program does not type-check: {first}") from e
         return mod, values
@@ -597,12 +681,18 @@ def infer_value_types(model: Any, overrides: Mapping[str, Any],
     return types
 
 
-def infer_expr_type(expr: Expr) -> Type:
-    """relaylang's type of `expr`, its free variables as parameters (annotated ones)."""
+def infer_expr_type(expr: Expr, functions: Mapping[GlobalVar, Function] | None = None
+                    ) -> Type:
+    """relaylang's type of `expr`, its free variables as parameters (annotated ones),
+    with the global `functions` made so far in scope (calls of loop functions)."""
     from ...typing import infer_types
     free = [v for v in free_vars_of(expr)]
     fn = Function(tuple(free), expr, None, ())
-    mod = infer_types(IRModule.from_expr(fn))
+    try:
+        mod = infer_types(IRModule.from_expr(fn, dict(functions or {})))
+    except Exception as e:
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise OnnxImportError(f"an intermediate value does not type-check: {first}") from e
     main = mod["main"]
     assert isinstance(main, Function)
     t = main.body.checked_type
@@ -645,7 +735,7 @@ def load_model(model_or_path: Any) -> Any:
     model = onnx.ModelProto()
     try:
         model.ParseFromString(data)
-    except Exception as e:  # noqa: BLE001 -- protobuf's DecodeError and friends
+    except Exception as e:
         raise OnnxImportError(f"{where}: not an ONNX model ({type(e).__name__})") from e
     if not model.HasField("graph") or not model.ir_version:
         raise OnnxImportError(f"{where}: not an ONNX model (no graph)")
@@ -667,7 +757,8 @@ def from_onnx(model: Any, shape: Mapping[str, Any] | None = None, dtype: Any = "
     return importer.run()
 
 
-__all__ = ["Context", "Node", "OnnxImportError", "UnsupportedOps", "from_onnx", "sanitize"]
+__all__ = ["Closure", "Context", "Node", "OnnxImportError", "UnsupportedOps", "from_onnx",
+           "sanitize"]
 
 # the kinds of expression a converter returns, for isinstance checks in converters
 EXPR_KINDS = (Call, Constant, Op, Tuple, TupleGetItem, Var)

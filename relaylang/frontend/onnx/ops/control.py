@@ -35,9 +35,8 @@
 The interpreter runs the recursion on its machine (tail calls in constant space, no
 Python recursion) and the LLVM backend's program/mixed modes run it natively.
 
-For closure conversion this module uses the importer's `GraphConverter` and `Context`
-internals (`ctx._importer`, `ctx._graph`): the core offers `convert_subgraph` with the
-enclosing scope as parent only, and a closed function needs a scope of its own.
+A body's captured outer values come from `ctx.closed_subgraph(graph)` (the core's
+`Closure`: parameters of the closed function and the outer arguments passed to them).
 """
 from __future__ import annotations
 
@@ -46,11 +45,10 @@ from typing import Any
 import numpy as np
 
 from ....ir.builder import Call, Function, If, Tuple, TupleGetItem
-from ....ir.expr import Constant, Expr, Var
+from ....ir.expr import Expr, Var
 from ....ir.node import ANY
 from ....ir.types import TensorType, TupleType, Type
 from ....op import make as op
-from ..importer import GraphConverter, OnnxImportError, infer_expr_type
 from ..registry import converter
 
 _INT64_SCALAR = TensorType((), "int64")
@@ -61,7 +59,7 @@ _BOOL_SCALAR = TensorType((), "bool")
 
 def _scalar(ctx: Any, node: Any, expr: Expr, what: str) -> Expr:
     """A one-element tensor as a 0-d tensor (Relay's `if` wants a scalar bool)."""
-    t = _type_of(ctx, expr)
+    t = ctx.type_of(expr)
     if not isinstance(t, TensorType):
         raise node.error(f"{what} must be a tensor, got {t}")
     shape = t.shape
@@ -72,117 +70,11 @@ def _scalar(ctx: Any, node: Any, expr: Expr, what: str) -> Expr:
     return op.reshape(expr, newshape=())
 
 
-def _free_names(graph: Any) -> list[str]:
-    """The names `graph` (nested subgraphs included) uses but does not define, in first-use
-    order. ONNX forbids a subgraph name shadowing an outer one, so one set of the names
-    defined anywhere inside suffices (iterative walk)."""
-    used: dict[str, None] = {}
-    defined: set[str] = set()
-    stack = [graph]
-    while stack:
-        g = stack.pop()
-        defined.update(vi.name for vi in g.input)
-        defined.update(init.name for init in g.initializer)
-        defined.update(getattr(init.values, "name", "") for init in g.sparse_initializer)
-        for n in g.node:
-            for name in n.input:
-                if name:
-                    used.setdefault(name, None)
-            defined.update(name for name in n.output if name)
-            for a in n.attribute:
-                if a.type == 5:             # GRAPH
-                    stack.append(a.g)
-                elif a.type == 10:          # GRAPHS
-                    stack.extend(a.graphs)
-        for vi in g.output:
-            used.setdefault(vi.name, None)
-    return [name for name in used if name not in defined]
-
-
-class _Closure:
-    """The outer values a subgraph captures, as parameters of a closed function:
-    `params` (fresh annotated vars) and `args` (the outer expressions, in the same order);
-    constants are bound directly instead."""
-
-    def __init__(self, ctx: Any, graph: Any):
-        self.ctx = ctx
-        importer = ctx._importer
-        outer = ctx._graph
-        self.scope_env: dict[str, Expr] = {}
-        self.params: list[Var] = []
-        self.args: list[Expr] = []
-        for name in _free_names(graph):
-            e = outer.lookup(name)
-            if e is None:
-                continue                    # the core reports the undefined name
-            if isinstance(e, Constant):
-                self.scope_env[name] = e
-                continue
-            t = _type_of(ctx, e)
-            v = ctx.fresh_var(name, t)
-            value = ctx.value(e)
-            if value is not None:           # an initializer kept as a parameter
-                importer.initializers[id(v)] = value
-            self.scope_env[name] = v
-            self.params.append(v)
-            self.args.append(e)
-
-    def convert(self, graph: Any, inputs: list[Expr]) -> list[Expr]:
-        """`graph`'s outputs with its inputs bound to `inputs`, in a scope that sees only
-        the captured parameters (so the result's free variables are ours)."""
-        importer = self.ctx._importer
-        scope = GraphConverter(importer, None)
-        scope.env.update(self.scope_env)
-        return importer.convert_subgraph(graph, inputs, scope)
-
-
-def _infer(ctx: Any, expr: Expr) -> Type:
-    """relaylang's type of `expr` (free variables are annotated parameters), with the
-    global functions made so far in scope (the core's `infer_expr_type` sees none, so
-    it cannot type a call of a loop function)."""
-    from ....ir.analysis import free_vars
-    from ....ir.module import IRModule
-    from ....typing import infer_types
-    functions = ctx._importer.functions
-    if not functions:
-        return infer_expr_type(expr)
-    fn = Function(list(free_vars(expr)), expr)
-    try:
-        mod = infer_types(IRModule.from_expr(fn, dict(functions)))
-    except Exception as e:
-        first = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise OnnxImportError(f"a value of a control-flow body does not type-check: "
-                              f"{first}") from e
-    main = mod["main"]
-    t = main.body.checked_type
-    if t is None:
-        raise OnnxImportError("cannot type an intermediate expression")
-    return t
-
-
-def _remember(ctx: Any, expr: Expr, t: Type) -> None:
-    """Record `expr`'s type for `ctx.type_of` (later converters ask it)."""
-    importer = ctx._importer
-    if id(expr) not in importer.expr_types:
-        importer.expr_types[id(expr)] = t
-        importer._keep.append(expr)
-
-
-def _type_of(ctx: Any, expr: Expr) -> Type:
-    """`ctx.type_of(expr)`, but typing an unnamed expression with the global functions in
-    scope."""
-    if id(expr) in ctx._importer.expr_types or isinstance(expr, (Constant, Var)):
-        return ctx.type_of(expr)
-    t = _infer(ctx, expr)
-    _remember(ctx, expr, t)
-    return t
-
-
 def _types_of(ctx: Any, exprs: list[Expr]) -> list[Type]:
     """relaylang's types of `exprs`."""
     if not exprs:
         return []
-    t = _infer(ctx, Tuple(list(exprs)))
+    t = ctx.type_of(Tuple(list(exprs)))
     assert isinstance(t, TupleType)
     return list(t.fields)
 
@@ -206,13 +98,13 @@ def _same(a: TensorType, b: TensorType) -> bool:
 
 
 def _as_tensor_type(ctx: Any, node: Any, expr: Expr, what: str) -> TensorType:
-    t = _type_of(ctx, expr)
+    t = ctx.type_of(expr)
     if not isinstance(t, TensorType):
         raise node.error(f"{what} must be a tensor, got {t}")
     return t
 
 
-def _convert_body(ctx: Any, node: Any, closure: _Closure, graph: Any,
+def _convert_body(ctx: Any, node: Any, closure: Any, graph: Any,
                   fixed: list[Expr], carried_types: list[TensorType],
                   carried_names: list[str], extra: Any = None
                   ) -> tuple[list[Var], list[Expr], list[Type]]:
@@ -221,12 +113,11 @@ def _convert_body(ctx: Any, node: Any, closure: _Closure, graph: Any,
     `carried_types` and are widened (`?` dims) until the body's outputs 1.. fit them;
     the body outputs after the carried ones are returned typed too. Returns (carried
     vars, body outputs, body output types)."""
-    importer = ctx._importer
     n = len(carried_types)
     out_start = 1 if extra is None else 0     # Loop's outputs start with the condition
     types = list(carried_types)
     for _ in range(sum(len(t.shape) for t in types) + 1):   # each retry adds a `?`
-        saved = dict(importer.functions)
+        saved = ctx.functions_snapshot()
         carried = [ctx.fresh_var(name, t) for name, t in zip(carried_names, types)]
         inputs = list(fixed) + carried + (list(extra(carried)) if extra else [])
         outs = closure.convert(graph, inputs)
@@ -235,8 +126,7 @@ def _convert_body(ctx: Any, node: Any, closure: _Closure, graph: Any,
                         out_types[out_start + k]) for k in range(n)]
         if all(_same(a, b) for a, b in zip(joined, types)):
             return carried, outs, out_types
-        importer.functions.clear()            # drop the functions of this attempt
-        importer.functions.update(saved)
+        ctx.restore_functions(saved)          # drop the functions of this attempt
         types = joined
     raise node.error("the loop-carried types do not settle")   # unreachable
 
@@ -325,7 +215,7 @@ def if_1(ctx: Any, node: Any) -> Any:
     else_outs = ctx.convert_subgraph(else_graph, [])
     types: list[Type] = []
     for k, (a, b) in enumerate(zip(then_outs, else_outs)):
-        ta, tb = _type_of(ctx, a), _type_of(ctx, b)
+        ta, tb = ctx.type_of(a), ctx.type_of(b)
         if not (isinstance(ta, TensorType) and isinstance(tb, TensorType)):
             raise node.error(f"output {k}: only tensor outputs are supported, got {ta} "
                              f"and {tb}")
@@ -345,12 +235,12 @@ def if_1(ctx: Any, node: Any) -> Any:
         types.append(joined)
     if len(then_outs) == 1:
         out = If(cond, then_outs[0], else_outs[0])
-        _remember(ctx, out, types[0])
+        ctx.remember_type(out, types[0])
         return out
     result = If(cond, Tuple(list(then_outs)), Tuple(list(else_outs)))
     outs = _unpack(result, len(then_outs))
     for e, t in zip(outs, types):
-        _remember(ctx, e, t)
+        ctx.remember_type(e, t)
     return outs
 
 
@@ -384,7 +274,7 @@ def loop_1(ctx: Any, node: Any) -> Any:
             raise node.error(f"the condition must be bool, got {dtype}")
         cond = _scalar(ctx, node, cond, "the condition")
 
-    closure = _Closure(ctx, body)
+    closure = ctx.closed_subgraph(body)
     i_var = ctx.fresh_var("i", _INT64_SCALAR)
     cond_var = ctx.fresh_var("cond", _BOOL_SCALAR)
     init_types = [_as_tensor_type(ctx, node, e, f"loop-carried value {k}")
@@ -441,7 +331,7 @@ def loop_1(ctx: Any, node: Any) -> Any:
     for k, t in enumerate(acc_types):
         outputs[n + k] = _filled(ctx, outputs[n + k], t, count)
     for e, t in zip(outputs, carried_types + acc_types):
-        _remember(ctx, e, t)
+        ctx.remember_type(e, t)
     return outputs[0] if len(outputs) == 1 else outputs
 
 
@@ -488,7 +378,7 @@ class _ScanFunction:
             raise node.error(f"the scan inputs have different lengths {static}")
         self.length: int | None = static[0] if static else None
 
-        closure = _Closure(ctx, body)
+        closure = ctx.closed_subgraph(body)
         t_var = ctx.fresh_var("t", _INT64_SCALAR)
         n_var = ctx.fresh_var("count", _INT64_SCALAR)
         x_vars = [ctx.fresh_var(f"scan_input_{j}", t) for j, t in enumerate(x_types)]
@@ -534,7 +424,7 @@ class _ScanFunction:
         for k, t in enumerate(self.acc_types):
             outputs[self.n + k] = _filled(ctx, outputs[self.n + k], t, count)
         for e, t in zip(outputs, self.carried_types + self.acc_types):
-            _remember(ctx, e, t)
+            ctx.remember_type(e, t)
         return outputs
 
 
@@ -567,7 +457,7 @@ def scan_9(ctx: Any, node: Any) -> Any:
     outputs = fn.call(states, xs)
     for k in range(k_out):
         y = outputs[n + k]
-        t = _type_of(ctx, y)
+        t = ctx.type_of(y)
         assert isinstance(t, TensorType)
         shape = list(t.shape)
         if out_dirs[k] == 1:                 # prepended each iteration
@@ -577,7 +467,7 @@ def scan_9(ctx: Any, node: Any) -> Any:
             perm = list(range(1, a + 1)) + [0] + list(range(a + 1, len(shape)))
             y = op.transpose(y, axes=tuple(perm))
             shape = [shape[p] for p in perm]
-        _remember(ctx, y, TensorType(tuple(shape), t.dtype))
+        ctx.remember_type(y, TensorType(tuple(shape), t.dtype))
         outputs[n + k] = y
     return outputs[0] if len(outputs) == 1 else outputs
 

@@ -248,6 +248,19 @@ class Fallback:
         return self._interpreter.apply(self._closure, list(args))
 
 
+def worth_splitting(prim: Any) -> bool:
+    """Whether calls of the PrimFunc `prim` should run over the native pool (as
+    `NativeCall.parallel` decides for a compiled kernel): a parallel loop of two or more
+    iterations and enough bytes or work to pay for the dispatch. Used for the kernels
+    of native programs (`compile_program(parallel=...)`)."""
+    extent = int(getattr(prim, "parallel_extent", 1) or 1)
+    if extent < 2:
+        return False
+    nbytes = sum(int(np.prod(b.shape, dtype=np.int64)) * np.dtype(b.dtype).itemsize
+                 for b in prim.params)
+    return nbytes >= PARALLEL_MIN_BYTES or int(prim.work) >= PARALLEL_MIN_WORK
+
+
 def pointer_array(arrays: Sequence[np.ndarray]) -> Any:
     return (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
 

@@ -91,6 +91,7 @@ class ProgramRuntime:
     def run(self, name: str, values: list[Any]) -> Any:
         from ..interpreter.machine import RecursionTooDeep
         from ..llvm.control import NativeProgramError
+        lend_pool(self.program)
         try:
             return self.program.call(name, *values)
         except RecursionTooDeep as e:
@@ -135,6 +136,18 @@ class ProgramRuntime:
             kernels.prebuild(self.module)
             self._mixed = MixedRuntime(self.module, kernels)
         return self._mixed
+
+
+def lend_pool(program: Any) -> None:
+    """Point a native program's large kernels at the process's native pool (sized by
+    `RELAY_NUM_THREADS` now; none off Linux x86-64: they run inline)."""
+    from .native_pool import get_native_pool
+    pool = get_native_pool()
+    if pool is None or pool.size < 2:
+        program.set_parallel(0, 0)
+    elif getattr(program, "_lent_to", None) is not pool:
+        program.set_parallel(pool.address, pool.run_address, keep=pool)
+        program._lent_to = pool
 
 
 class LibraryFunction:

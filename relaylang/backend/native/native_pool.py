@@ -454,6 +454,8 @@ class NativePool:
         self.env: Any = None                  # RELAY_NUM_THREADS (raw) when it was sized
         self._funcs = funcs
         self._run = funcs.run
+        # `relay_pool_run`'s address: native programs call it directly
+        self.run_address = int(funcs.addresses["relay_pool_run"])
         self._memory = ctypes.create_string_buffer(POOL_WORDS * 8 + 64)     # zeroed
         base = ctypes.addressof(self._memory)
         self.address = base + (-base % 64)

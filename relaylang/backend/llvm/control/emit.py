@@ -20,7 +20,7 @@ from ....ir.expr import (
 from ....ir.types import Type
 from ..lower import NoLowering, flatten_tuples, lower_primitive
 from .analysis import _Analysis, _FnInfo, _leaves, _nbytes, _rebuild, _structure, _type_of
-from .runtime import STATUS_OOM, STATUS_STACK, NativeProgram, Signature
+from .runtime import POOL_GLOBAL, RUN_GLOBAL, STATUS_OOM, STATUS_STACK, NativeProgram, Signature
 
 STACK_SLOT_LIMIT = 4096            # intermediates up to this many bytes live on the stack
 SMALL_PARAM = 256                  # loop parameters up to this size are copied at entry
@@ -55,12 +55,31 @@ class _Branch:
 class _Program:
     """Module-wide state: kernels, constants, the LLVM functions of the globals."""
 
-    def __init__(self, module: Any, kernels: dict[int, Any], infos: dict[str, _FnInfo]):
+    def __init__(self, module: Any, kernels: dict[int, Any], infos: dict[str, _FnInfo],
+                 parallel: Any = None):
         self.module = module
         self.kernels = kernels          # id(Function / raw Call) -> (entry ir.Function, prim)
         self.infos = infos
         self.llfns: dict[str, Any] = {}
         self.nconst = 0
+        self.parallel = parallel        # prim -> whether its calls may go to the pool
+        self._pool_globals: tuple[Any, Any] | None = None
+
+    def pool_globals(self) -> tuple[Any, Any]:
+        """`@relay_parallel_pool` (i64*, the pool's memory, null: none) and
+        `@relay_parallel_run` (its `pool_run(pool, entry, args, extent) -> i32`), set by
+        the caller before each call (`NativeProgram.set_parallel`)."""
+        if self._pool_globals is None:
+            from llvmlite import ir
+            i8p, i64p = ir.IntType(8).as_pointer(), ir.IntType(64).as_pointer()
+            run_t = ir.FunctionType(ir.IntType(32), [i64p, i8p, i8p.as_pointer(),
+                                                     ir.IntType(64)])
+            pool = ir.GlobalVariable(self.module, i64p, POOL_GLOBAL)
+            pool.initializer = ir.Constant(i64p, None)
+            run = ir.GlobalVariable(self.module, run_t.as_pointer(), RUN_GLOBAL)
+            run.initializer = ir.Constant(run_t.as_pointer(), None)
+            self._pool_globals = (pool, run)
+        return self._pool_globals
 
     def fn(self, name: str, ret: Any, args: list[Any]) -> Any:
         from llvmlite import ir
@@ -415,10 +434,38 @@ class _FnGen:
                 self.b.store(self.b.bitcast(p, i8p), slot)
             first = self.b.gep(arr, [ir.Constant(self.I32, 0), ir.Constant(self.I32, 0)],
                                inbounds=True)
-            rc = self.b.call(entry, [first, ir.Constant(self.I64, 0),
-                                     ir.Constant(self.I64, max(prim.parallel_extent, 1))])
+            extent = ir.Constant(self.I64, max(prim.parallel_extent, 1))
+            if self.prog.parallel is not None and prim.parallel_extent >= 2 \
+                    and self.prog.parallel(prim):
+                rc = self.pooled_call(entry, first, extent)
+            else:
+                rc = self.b.call(entry, [first, ir.Constant(self.I64, 0), extent])
             self.check(rc)
         vals.append(_rebuild(_structure(e.checked_type, [0]), outs))
+
+    def pooled_call(self, entry: Any, args: Any, extent: Any) -> Any:
+        """The kernel over [0, extent) through the pool the caller set, or inline when
+        it set none."""
+        ir, b = self.ir, self.b
+        pool_g, run_g = self.prog.pool_globals()
+        pool = b.load(pool_g)
+        par = self.f.append_basic_block("pooled")
+        inline = self.f.append_basic_block("inline")
+        join = self.f.append_basic_block("joined")
+        b.cbranch(b.icmp_unsigned("==", b.ptrtoint(pool, self.I64), ir.Constant(self.I64, 0)),
+                  inline, par)
+        b.position_at_end(par)
+        run = b.load(run_g)
+        rc_par = b.call(run, [pool, b.bitcast(entry, self.I8.as_pointer()), args, extent])
+        b.branch(join)
+        b.position_at_end(inline)
+        rc_inline = b.call(entry, [args, ir.Constant(self.I64, 0), extent])
+        b.branch(join)
+        b.position_at_end(join)
+        rc = b.phi(self.I32, name="kernel_status")
+        rc.add_incoming(rc_par, par)
+        rc.add_incoming(rc_inline, inline)
+        return rc
 
     def ret(self, v: Any) -> None:
         ir = self.ir
@@ -492,9 +539,11 @@ def _lower_kernels(prims: dict[int, Function]) -> tuple[list[Any], dict[int, Any
 
 
 def compile_program(mod: Any, entry: str | list[str] | None = None,
-                    cache: bool = True) -> NativeProgram:
+                    cache: bool = True, parallel: Any = None) -> NativeProgram:
     """Compile the global functions of `mod` (typed, through FuseOps) natively: those
     reachable from `entry` (a name or names), or every global when `entry` is None.
+    `parallel(prim) -> bool` says which kernels' calls go through the worker pool the
+    caller sets (`NativeProgram.set_parallel`); None: every kernel runs inline.
     Raises NoLowering (op name / construct, span, reason) when that is not possible."""
     from llvmlite import ir
 
@@ -515,7 +564,7 @@ def compile_program(mod: Any, entry: str | list[str] | None = None,
             # a large kernel stays a call; scalar and small ones inline into the
             # control code (a 1x16 loop body: 34 -> 2 ns per iteration)
             module.globals[p.name].attributes.add("noinline")
-    prog = _Program(module, kernels, analysis.infos)
+    prog = _Program(module, kernels, analysis.infos, parallel)
     I32, I64 = ir.IntType(32), ir.IntType(64)
     order = sorted(analysis.infos)
     for k, name in enumerate(order):
@@ -538,8 +587,11 @@ def compile_program(mod: Any, entry: str | list[str] | None = None,
     raw = str(module)
     width = jit.vector_width()
     if width:
-        raw = re.sub(r"^(define [^\n]*\))( nounwind)?\n\{",
-                     lambda m: f'{m.group(1)} nounwind "prefer-vector-width"="{width}"\n{{',
+        # on every function, whatever attributes it already has (a large kernel is
+        # `noinline`): without it LLVM keeps to 256-bit vectors
+        raw = re.sub(r"^(define [^\n]*\))((?: [a-z_]+)*)\n\{",
+                     lambda m: f'{m.group(1)}{m.group(2) or " nounwind"} '
+                               f'"prefer-vector-width"="{width}"\n{{',
                      raw, flags=re.MULTILINE)
     obj = None
     if cache:

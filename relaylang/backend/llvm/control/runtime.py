@@ -9,6 +9,10 @@ from typing import Any
 
 from .analysis import _FnInfo, _rebuild, _structure, _type_of
 
+# the module globals through which a caller lends its worker pool to large kernels
+POOL_GLOBAL = "relay_parallel_pool"
+RUN_GLOBAL = "relay_parallel_run"
+
 STATUS_STACK = 0x7FFF0001
 STATUS_OOM = 0x7FFF0002
 CALLER_STACK_BUDGET = 256 << 10    # stack the first attempt may use in the calling thread
@@ -212,12 +216,30 @@ class NativeProgram:
     def __init__(self, compiled: Any, signatures: list[Signature]):
         self.compiled = compiled
         self.signatures = list(signatures)
+        self._lent: list[Any] = []          # pools lent to the code (their memory stays)
         self.functions: dict[str, NativeFunction] = {}
         for sig in signatures:
             addr = compiled.engine.get_function_address(sig.entry_symbol)
             if not addr:
                 raise RuntimeError(f"native entry of @{sig.name} not found")
             self.functions[sig.name] = NativeFunction(sig, addr)
+
+    def set_parallel(self, pool_address: int, run_address: int, keep: Any = None) -> None:
+        """Lend a worker pool to the program's large kernels (compiled with
+        `compile_program(parallel=...)`): `pool_address` its memory, `run_address` its
+        `pool_run(pool, entry, args, extent) -> status`; (0, 0): every kernel inline.
+        `keep` (the pool object) is kept alive with the program, since the code holds
+        its address."""
+        pool = self.compiled.engine.get_global_value_address(POOL_GLOBAL)
+        run = self.compiled.engine.get_global_value_address(RUN_GLOBAL)
+        if not pool or not run:
+            return                      # compiled without pooled calls
+        if (pool_address == 0) != (run_address == 0):
+            raise ValueError("set_parallel: give both addresses or neither")
+        if keep is not None and all(k is not keep for k in self._lent):
+            self._lent.append(keep)
+        ctypes.c_void_p.from_address(run).value = run_address or None
+        ctypes.c_void_p.from_address(pool).value = pool_address or None
 
     def __getitem__(self, name: str) -> NativeFunction:
         return self.functions[name]

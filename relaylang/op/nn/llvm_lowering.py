@@ -859,3 +859,114 @@ def group_norm(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
     group = x.shape[axis] // int(attrs.num_groups)
     return _group_normalize(b, x, gamma, beta, attrs, axis, list(range(axis + 1, x.ndim)),
                             group=group)
+
+
+# ---------------------------------------------------------------- lrn, fast_softmax
+
+@implement("nn.lrn", target="llvm")
+def lrn(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    """numpy_kernels.lrn: x / (bias + alpha * sum(x^2 over the window) / size) ^ beta,
+    the window of `size` entries along `axis` starting size // 2 before each position,
+    zero outside (float16 in float32, rounded once)."""
+    (x,) = inputs
+    dt = x.dtype
+    if not _is_float(dt):
+        raise NotImplementedError("lrn of a non-float tensor")
+    acc = _acc(dt)
+    ax = _axis(attrs.axis, x.ndim)
+    n = x.shape[ax]
+    size = int(attrs.size)
+    before = size // 2
+
+    def window_sq(i: tuple, k: Any) -> Any:
+        j = i[ax] + k - before
+        valid = b.logical_and(b.ge(j, 0), b.lt(j, n))
+        # both sides of a select are evaluated: keep the load in bounds
+        jc = b.min(b.max(j, b.const(0, "int64")), b.const(max(n - 1, 0), "int64"))
+        v = _widen(b, x[tuple(i[:ax]) + (jc,) + tuple(i[ax + 1:])], acc)
+        return b.select(valid, v * v, b.const(0, acc))
+
+    k = b.reduce_axis(size, "k")
+    sq = b.compute(x.shape, lambda *i: b.reduce_sum(window_sq(i, k), [k]), dtype=acc,
+                   name="lrn_sqr_sum")
+
+    def f(*i: Any) -> Any:
+        scaled = b.const(float(attrs.alpha), acc) * sq[i] / b.const(float(size), acc)
+        base = b.const(float(attrs.bias), acc) + scaled
+        return b.cast(_widen(b, x[i], acc) / b.call("pow", base,
+                                                    b.const(float(attrs.beta), acc)), dt)
+    return b.compute(x.shape, f, dtype=dt, name="lrn")
+
+
+def _fast_exp_f32(b: Any, x: Any) -> Any:
+    """fast_math_kernels.fast_exp (TVM's fast_exp_float32) step by step in float32:
+    2^n * exp(f), n = floor(x * log2(e) + 1/2), f = x - n * ln2, exp(f) by TVM's
+    polynomial. TVM builds 2^n from the exponent bits ((n + 127) << 23); the loop IR
+    has no bit cast, so 2^n is pow(2, n), exact for the n in [-126, 127] the clamp
+    allows, and the two ends are written out: n = -127 gives 0 (exponent field 0, the
+    flush), n = 128 gives inf (exponent field 255).
+
+    Float ops carry `contract`, so a product feeding an add would become an FMA (one
+    rounding, not NumPy's two; for f = x - n * ln2 that is the kernel's main error, up
+    to 4e-6 near -87). Each product therefore passes through a select on isnan(x) that
+    the compiler cannot fold (a NaN x gives NaN anyway), which keeps it rounded on its
+    own, as in NumPy."""
+    import numpy as np
+
+    from ..fast_math_kernels import _EXP_P
+
+    def c(v: float) -> Any:
+        # the float32 value itself (a float32 constant keeps its Python value until codegen)
+        return b.const(float(np.float32(v)), "float32")
+    nan = b.call("isnan", x)
+
+    def mul(a: Any, e: Any) -> Any:
+        return b.select(nan, x, a * e)
+    clamped = b.max(b.min(x, c(88.3762626647950)), c(-88.3762626647949))
+    n = b.call("floor", mul(clamped, c(1.44269504088896341)) + c(0.5))
+    f = clamped - mul(n, c(0.6931471805599453))
+    p = c(_EXP_P[0])
+    for coeff in _EXP_P[1:]:
+        p = mul(p, f) + c(coeff)
+    y = mul(mul(p, f), f) + f + c(1.0)
+    two_n = b.select(b.le(n, c(-127.0)), c(0.0),
+                     b.select(b.ge(n, c(128.0)), c(math.inf), b.call("pow", c(2.0), n)))
+    out = b.max(two_n * y, x)
+    return b.select(nan, x, out)
+
+
+@implement("nn.fast_softmax", target="llvm")
+def fast_softmax(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    """numpy_kernels.fast_softmax: softmax with TVM's fast_exp for float32 (exactly the
+    kernel's steps, see `_fast_exp_f32`); other float dtypes use exp, as the kernel does
+    (float16 computed in float32 and rounded once: the kernel computes float16 in float16,
+    within float16's tolerance)."""
+    (x,) = inputs
+    dt = x.dtype
+    if not _is_float(dt):
+        raise NotImplementedError("fast_softmax of a non-float tensor")
+    acc = _acc(dt)
+    ax = _axis(attrs.axis, x.ndim)
+    n = x.shape[ax]
+    rshape = x.shape[:ax] + x.shape[ax + 1:]
+
+    def fexp(e: Any) -> Any:
+        return _fast_exp_f32(b, e) if dt == "float32" else b.call("exp", e)
+
+    def at(i: tuple, k: Any) -> tuple:
+        return tuple(i[:ax]) + (k,) + tuple(i[ax:])
+
+    def xv(idx: tuple) -> Any:
+        return _widen(b, x[idx], acc)
+
+    k1 = b.reduce_axis(n, "k")
+    m = b.compute(rshape, lambda *i: b.reduce_max(xv(at(i, k1)), [k1]), dtype=acc,
+                  name="fast_softmax_max")
+    k2 = b.reduce_axis(n, "k")
+    s = b.compute(rshape, lambda *i: b.reduce_sum(fexp(xv(at(i, k2)) - m[i]), [k2]),
+                  dtype=acc, name="fast_softmax_sum")
+
+    def f(*i: Any) -> Any:
+        r = tuple(i[:ax]) + tuple(i[ax + 1:])
+        return b.cast(fexp(xv(i) - m[r]) / s[r], dt)
+    return b.compute(x.shape, f, dtype=dt, name="fast_softmax")

@@ -282,3 +282,32 @@ implement("cast", target="llvm")(elementwise(lambda b, x: x))          # the rul
 @implement("cast_like", target="llvm")
 def cast_like(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
     return elementwise(lambda b, x: x)(b, inputs[:1], attrs, out_type)
+
+
+# ---------------------------------------------------------------- reinterpret
+
+def _same_bits_as_value_cast(src: str, dst: str) -> bool:
+    """Whether the value cast src -> dst keeps the bit pattern: the same dtype, or two
+    integer dtypes of one width (the loop IR's Cast is a no-op between those)."""
+    if src == dst:
+        return True
+    ints = ("int", "uint")
+    if src.startswith(ints) and dst.startswith(ints):
+        return "".join(ch for ch in src if ch.isdigit()) == \
+            "".join(ch for ch in dst if ch.isdigit())
+    return False
+
+
+@implement("reinterpret", target="llvm")
+def reinterpret(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    """numpy_kernels.reinterpret (a view of the same bits as another dtype). The loop IR
+    has no bit-cast expression (its Cast converts values), so only the casts that keep
+    the bits lower here: the same dtype, and signed <-> unsigned integers of one width
+    (int8 <-> uint8, ..., int64 <-> uint64). Between floats and integers this raises
+    NotImplementedError (NoLowering: the executor runs the NumPy kernel)."""
+    (x,) = inputs
+    dtype = str(out_type.dtype)
+    if not _same_bits_as_value_cast(x.dtype, dtype):
+        raise NotImplementedError(
+            f"reinterpret {x.dtype} as {dtype}: the loop IR has no bit cast")
+    return elementwise(lambda b, v: v)(b, inputs, attrs, out_type)

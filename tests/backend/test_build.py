@@ -218,18 +218,18 @@ def test_get_source():
 
 
 def test_fallback_ops_are_listed_sorted():
-    # nn.lrn has no native lowering in this issue's coverage list; whatever does not
-    # lower is listed, and the values still match
+    # reinterpret of float32 as int32 has no native lowering (the loop IR has no bit
+    # cast); whatever does not lower is listed, and the values still match
     mod = rl.parse(HEADER + """
 def @main(%x: Tensor[(1, 4, 3, 3), float32]) {
-  %0 = nn.lrn(%x, size=3);
-  add(%0, %x)
+  %0 = reinterpret(%x, dtype="int32");
+  add(%x, cast(right_shift(%0, 20), dtype="float32"))
 }""")
     lib = rl.build(mod, target="llvm")
-    assert lib.fallback_ops == sorted(lib.fallback_ops)
+    assert lib.fallback_ops == ["reinterpret"]
     for step in lib.graph.plan.steps:
-        if not step.native:
-            assert set(step.ops) <= set(lib.fallback_ops)
+        if not step.native:                 # a fused function blamed on its reinterpret
+            assert set(step.ops) & set(lib.fallback_ops)
     x = _rand(1, 4, 3, 3)
     _close(lib(x), rl.evaluate(mod, x))
 

@@ -16,7 +16,7 @@ HEADER = '#[version = "0.0.5"]\n'
 PROGRAM = HEADER + """
 def @main(%x: Tensor[(3, 5), float32], %w: Tensor[(3, 5), float32]) {
   %0 = add(%x, %w);
-  %1 = nn.lrn(expand_dims(%0, axis=0), size=3);
+  %1 = reinterpret(expand_dims(%0, axis=0), dtype="int32");
   (exp(%0), squeeze(%1, axis=[0]))
 }
 """

@@ -609,10 +609,25 @@ class ModelImporter:
         from ...typing import infer_types
         try:
             mod = infer_types(mod)
-        except Exception as e:
+            if uses_dynamic_ops(mod):
+                # shapes computed at run time that became known after all (TVM's
+                # from_onnx runs the same pass)
+                from ...transform import DynamicToStatic
+                mod = DynamicToStatic()(mod)
+        except Exception as e:  # a converter bug, or a model ONNX accepts: one line
             first = str(e).splitlines()[0] if str(e) else type(e).__name__
             raise OnnxImportError(f"the imported program does not type-check: {first}") from e
         return mod, values
+
+
+def uses_dynamic_ops(mod: IRModule) -> bool:
+    """Whether any function of `mod` calls a `dyn.*` op."""
+    from ...ir.traverse import post_order
+    for _, fn in mod:
+        for n in post_order(fn):
+            if isinstance(n, Call) and isinstance(n.op, Op) and n.op.name.startswith("dyn."):
+                return True
+    return False
 
 
 def model_opset(model: Any) -> int:

@@ -6,7 +6,9 @@ arithmetic modulo 2, NaN-propagating maximum/minimum, the constant-exponent tabl
 `power`. Integer division or remainder by zero gives 0 and sets the kernel's status,
 which the caller raises as the NumPy kernel's ZeroDivisionError (`jit.status_error`).
 
-`reinterpret` has no lowering yet (a bit cast).
+`reinterpret` lowers where a value cast keeps the bits (the same dtype, signed <->
+unsigned integers of one width); float <-> integer needs a bit cast the loop IR lacks,
+so it runs the NumPy kernel.
 """
 from __future__ import annotations
 

@@ -519,3 +519,63 @@ def test_dynamic_static_inputs_are_refused(op_type, inputs) -> None:
                        outputs={"y": (["a", "b"], "float32")}, opset=13)
     with pytest.raises(OnnxImportError, match="must be a constant"):
         rl.frontend.from_onnx(model)
+
+
+# ---------------------------------------------------------------- shapes known at run time
+
+def _dynamic_model(nodes, out_shape, opset=13):
+    return make_model(nodes, inputs={"x": (["N", 4], "float32")},
+                      outputs={"y": (out_shape, "float32")}, opset=opset)
+
+
+def test_reshape_to_a_shape_computed_at_run_time() -> None:
+    """A symbolic batch: Shape -> Gather -> Concat gives the shape only when the program
+    runs, so the Reshape becomes dyn.reshape (on both backends)."""
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Constant", [], ["i0"], value=numpy_helper.from_array(
+                 np.array([0], np.int64))),
+             helper.make_node("Gather", ["s", "i0"], ["n"], axis=0),
+             helper.make_node("Constant", [], ["rest"], value=numpy_helper.from_array(
+                 np.array([2, 2], np.int64))),
+             helper.make_node("Concat", ["n", "rest"], ["shape"], axis=0),
+             helper.make_node("Reshape", ["x", "shape"], ["y"])]
+    model = _dynamic_model(nodes, ["N", 2, 2])
+    mod, _ = rl.frontend.from_onnx(model)
+    assert "dyn.reshape" in rl.astext(mod)
+    check_model(model, {"x": RNG.standard_normal((3, 4)).astype(np.float32)})
+    # with the batch fixed, the chain folds and the reshape is static
+    fixed, _ = rl.frontend.from_onnx(model, shape={"x": (3, 4)})
+    assert "dyn." not in rl.astext(fixed) and "newshape=[3, 2, 2]" in rl.astext(fixed)
+
+
+@pytest.mark.parametrize("op_type", ["Expand", "Tile", "ConstantOfShape"])
+def test_shape_operands_known_only_at_run_time(op_type: str) -> None:
+    shape_of = [helper.make_node("Shape", ["x"], ["s"])]
+    if op_type == "Expand":         # (N, 4) expanded to (2, N, 4): target [2, N, 1]
+        nodes = shape_of + [
+            helper.make_node("Constant", [], ["two"], value=numpy_helper.from_array(
+                np.array([2], np.int64))),
+            helper.make_node("Constant", [], ["one"], value=numpy_helper.from_array(
+                np.array([1], np.int64))),
+            helper.make_node("Constant", [], ["i0"], value=numpy_helper.from_array(
+                np.array([0], np.int64))),
+            helper.make_node("Gather", ["s", "i0"], ["n"], axis=0),
+            helper.make_node("Concat", ["two", "n", "one"], ["t"], axis=0),
+            helper.make_node("Expand", ["x", "t"], ["y"])]
+    elif op_type == "Tile":         # repeats = shape(x) - shape(x) + [2, 1]
+        nodes = shape_of + [
+            helper.make_node("Sub", ["s", "s"], ["z"]),
+            helper.make_node("Constant", [], ["r"], value=numpy_helper.from_array(
+                np.array([2, 1], np.int64))),
+            helper.make_node("Add", ["z", "r"], ["reps"]),
+            helper.make_node("Tile", ["x", "reps"], ["y"])]
+    else:                           # a tensor of x's shape filled with 1.5
+        nodes = shape_of + [
+            helper.make_node("ConstantOfShape", ["s"], ["c"], value=numpy_helper.from_array(
+                np.array([1.5], np.float32))),
+            helper.make_node("Add", ["x", "c"], ["y"])]
+    out_shape = {"Expand": [2, "N", 4], "Tile": ["M", 4], "ConstantOfShape": ["N", 4]}
+    model = _dynamic_model(nodes, out_shape[op_type])
+    mod, _ = rl.frontend.from_onnx(model)
+    assert "dyn." in rl.astext(mod)
+    check_model(model, {"x": RNG.standard_normal((3, 4)).astype(np.float32)})

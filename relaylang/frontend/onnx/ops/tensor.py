@@ -37,6 +37,17 @@ def _known(ctx: Any, node: Any, i: int, what: str) -> np.ndarray | None:
     return value
 
 
+def _shape_tensor(ctx: Any, node: Any, i: int, what: str) -> Any:
+    """Input `i` as a run-time 1-D int64 shape tensor of static length (the `dyn.*`
+    forms, for shapes known only when the program runs)."""
+    expr = node.inputs[i]
+    shape = ctx.shape(expr)
+    if len(shape) != 1 or not isinstance(shape[0], int):
+        raise node.error(f"input {i} ({what}) must be a 1-D tensor of known length, got "
+                         f"shape {tuple(shape)}")
+    return expr if ctx.dtype(expr) == "int64" else op.cast(expr, dtype="int64")
+
+
 def _ints(value: np.ndarray | None) -> list[int] | None:
     return None if value is None else [int(v) for v in np.asarray(value).reshape(-1)]
 
@@ -78,14 +89,17 @@ def constant(ctx: Any, node: Any) -> Any:
 
 @converter("ConstantOfShape", since=9)
 def constant_of_shape(ctx: Any, node: Any) -> Any:
-    shape = _ints(_known(ctx, node, 0, "shape"))
-    assert shape is not None
-    if any(d < 0 for d in shape):
-        raise node.error(f"shape {shape} has a negative dimension")
     value = node.attr("value", None)
     fill = np.zeros((1,), np.float32) if value is None else np.asarray(value)
     if fill.size != 1:
         raise node.error(f"value must hold one element, got {fill.size}")
+    if ctx.value(node.inputs[0]) is None:       # a shape known when the program runs
+        shape_t = _shape_tensor(ctx, node, 0, "shape")
+        return op.dyn.full(ctx.const(fill.reshape(())), shape_t, dtype=str(fill.dtype))
+    shape = _ints(_known(ctx, node, 0, "shape"))
+    assert shape is not None
+    if any(d < 0 for d in shape):
+        raise node.error(f"shape {shape} has a negative dimension")
     return ctx.const(np.full(shape, fill.reshape(()), dtype=fill.dtype))
 
 
@@ -176,8 +190,13 @@ def reshape_1(ctx: Any, node: Any) -> Any:
 
 @converter("Reshape", since=5)
 def reshape_5(ctx: Any, node: Any) -> Any:
-    return _reshape(ctx, node, _ints(_known(ctx, node, 1, "shape")),
-                    bool(node.attr("allowzero", 0)))
+    allowzero = bool(node.attr("allowzero", 0))
+    if ctx.value(node.inputs[1]) is None:
+        # ONNX's 0 (copy) and -1 (infer) are Relay's: dyn.reshape takes the values as
+        # they are (DynamicToStatic makes it static once they are known)
+        return op.dyn.reshape(node.inputs[0], _shape_tensor(ctx, node, 1, "shape"),
+                              allowzero=allowzero)
+    return _reshape(ctx, node, _ints(_known(ctx, node, 1, "shape")), allowzero)
 
 
 def _reshape(ctx: Any, node: Any, shape: list[int] | None, allowzero: bool) -> Any:
@@ -486,9 +505,29 @@ def gather_nd_12(ctx: Any, node: Any) -> Any:
 
 # ---------------------------------------------------------------- broadcasting, tiling
 
+def _expand_dynamic(ctx: Any, node: Any) -> Any:
+    """Expand to a shape known at run time: per dimension the target, except where it is
+    1 (the input's dim then), both aligned to the right (numpy's two-way broadcast),
+    then dyn.broadcast_to."""
+    x = node.inputs[0]
+    target = _shape_tensor(ctx, node, 1, "shape")
+    n = int(ctx.shape(target)[0])
+    rank = len(ctx.shape(x))
+    out_rank = max(n, rank)
+    xs = op.shape_of(x, dtype="int64")
+    if out_rank > rank:
+        xs = op.concatenate([ctx.const(np.ones(out_rank - rank, np.int64)), xs], axis=0)
+    if out_rank > n:
+        target = op.concatenate([ctx.const(np.ones(out_rank - n, np.int64)), target], axis=0)
+    shape = op.where(op.equal(target, ctx.const(np.int64(1))), xs, target)
+    return op.dyn.broadcast_to(x, shape)
+
+
 @converter("Expand", since=8)
 def expand(ctx: Any, node: Any) -> Any:
     x = node.inputs[0]
+    if ctx.value(node.inputs[1]) is None:
+        return _expand_dynamic(ctx, node)
     target = _ints(_known(ctx, node, 1, "shape"))
     assert target is not None
     shape = ctx.shape(x)
@@ -528,6 +567,11 @@ def tile_1(ctx: Any, node: Any) -> Any:
 @converter("Tile", since=6)
 def tile_6(ctx: Any, node: Any) -> Any:
     x = node.inputs[0]
+    if ctx.value(node.inputs[1]) is None:
+        reps_t = _shape_tensor(ctx, node, 1, "repeats")
+        if ctx.shape(reps_t)[0] != _rank(ctx, x):
+            raise node.error("repeats must hold one count per axis")
+        return op.dyn.tile(x, reps_t)
     reps = _ints(_known(ctx, node, 1, "repeats"))
     assert reps is not None
     if len(reps) != _rank(ctx, x) or any(r < 0 for r in reps):

@@ -113,11 +113,16 @@ def test_constant_of_shape(opset, shape, value) -> None:
                 ("interp", "llvm"))
 
 
-def test_constant_of_shape_needs_a_known_shape() -> None:
-    node = helper.make_node("ConstantOfShape", ["s"], ["c"])
-    model = make_model([node], inputs={"s": ((2,), "int64")}, outputs=["c"], opset=13)
-    with pytest.raises(OnnxImportError, match="must be a constant"):
-        rl.frontend.from_onnx(model)
+def test_constant_of_shape_of_a_graph_input() -> None:
+    node = helper.make_node("ConstantOfShape", ["s"], ["c"], value=numpy_helper.from_array(
+        np.array([2.5], np.float32)))
+    model = make_model([node], inputs={"s": ((2,), "int64")},
+                       outputs={"c": (["a", "b"], "float32")}, opset=13)
+    check_model(model, {"s": np.array([2, 3], np.int64)})
+    bad = make_model([node], inputs={"s": ((2, 1), "int64")},
+                     outputs={"c": (["a", "b"], "float32")}, opset=13)
+    with pytest.raises(OnnxImportError, match="1-D tensor of known length"):
+        rl.frontend.from_onnx(bad)
 
 
 @pytest.mark.parametrize("shape,k,dtype", [((3, 3), 0, None), ((2, 5), 1, None),
@@ -205,12 +210,12 @@ def test_reshape_opset_1_attribute_and_dynamic_input() -> None:
     _check("Reshape", (2, 6), 13, consts=[np.array([0, 3, -1], np.int64)], in_shape=("N", 6))
 
 
-def test_reshape_needs_a_known_shape() -> None:
+def test_reshape_to_a_graph_input_shape() -> None:
     model = make_model([helper.make_node("Reshape", ["x", "s"], ["y"])],
-                       inputs={"x": ((2, 3), "float32"), "s": ((1,), "int64")},
-                       outputs={"y": (["n"], "float32")}, opset=13)
-    with pytest.raises(OnnxImportError, match="must be a constant"):
-        rl.frontend.from_onnx(model)
+                       inputs={"x": ((2, 3), "float32"), "s": ((2,), "int64")},
+                       outputs={"y": (["a", "b"], "float32")}, opset=13)
+    for shape in ([3, 2], [-1, 1], [0, 3]):
+        check_model(model, {"x": _data((2, 3), "float32"), "s": np.array(shape, np.int64)})
 
 
 @pytest.mark.parametrize("shape,perm", [((2, 3, 4), None), ((2, 3, 4), [1, 0, 2]),
@@ -496,11 +501,11 @@ def test_trilu(shape, upper, k) -> None:
 
 def test_expand_of_an_unknown_dimension() -> None:
     _check("Expand", (3, 1), 13, {}, [np.array([3, 4], np.int64)], in_shape=("N", 1))
+    # a target of 1 against an unknown input dim: the result's dim is known at run time
     model = make_model([helper.make_node("Expand", ["x", "s"], ["y"])],
                        inputs={"x": (("N", 1), "float32")}, outputs={"y": (["a", "b"], "float32")},
                        initializers={"s": np.array([1, 4], np.int64)}, opset=13)
-    with pytest.raises(OnnxImportError, match="unknown"):
-        rl.frontend.from_onnx(model)
+    check_model(model, {"x": _data((5, 1), "float32")})
 
 
 def test_pad_value_of_one_element_from_a_graph_input() -> None:
@@ -510,9 +515,20 @@ def test_pad_value_of_one_element_from_a_graph_input() -> None:
     check_model(model, {"x": _data((2, 3), "int32"), "v": np.array([-7], np.int32)})
 
 
+@pytest.mark.parametrize("op_type,value", [("Tile", [2, 3]), ("Expand", [3, 4]),
+                                           ("Expand", [1, 1]), ("Expand", [1, 5])])
+def test_tile_and_expand_by_a_graph_input(op_type, value) -> None:
+    model = make_model([helper.make_node(op_type, ["x", "s"], ["y"])],
+                       inputs={"x": ((1, 2) if op_type == "Tile" else (3, 1), "float32"),
+                               "s": ((2,), "int64")},
+                       outputs={"y": (["a", "b"], "float32")}, opset=13)
+    x = _data((1, 2) if op_type == "Tile" else (3, 1), "float32")
+    check_model(model, {"x": x, "s": np.array(value, np.int64)})
+
+
 @pytest.mark.parametrize("op_type,inputs", [
     ("Slice", ["x", "s", "s"]), ("Unsqueeze", ["x", "s"]), ("Squeeze", ["x", "s"]),
-    ("Tile", ["x", "s"]), ("CumSum", ["x", "s"]), ("Expand", ["x", "s"])])
+    ("CumSum", ["x", "s"])])
 def test_dynamic_static_inputs_are_refused(op_type, inputs) -> None:
     model = make_model([helper.make_node(op_type, inputs, ["y"])],
                        inputs={"x": ((2, 1), "float32"), "s": ((1,), "int64")},

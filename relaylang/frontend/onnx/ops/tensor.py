@@ -537,8 +537,8 @@ def expand(ctx: Any, node: Any) -> Any:
     out = []
     for k, (p, q) in enumerate(zip(a, b)):
         if not isinstance(p, int):
-            if q == 1:
-                raise node.error(f"dimension {k} of the input is unknown: the result's is too")
+            if q == 1:      # the result's dim is the input's, known when the program runs
+                return _expand_dynamic(ctx, node)
             out.append(q)
         elif p == q or q == 1:
             out.append(p)

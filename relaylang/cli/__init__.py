@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "run": "relaylang.cli.run:add_run_parser",
     "build": "relaylang.cli.build:add_build_parser",
     "opt": "relaylang.cli.opt:add_opt_parser",
+    "import": "relaylang.cli.import_cmd:add_import_parser",
     "repl": "relaylang.repl.command:add_repl_parser",
     "test": "relaylang.testing.command:add_test_parser",
 }

@@ -83,7 +83,8 @@ class _Source:
         self.text = text
         self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
         self.comments = scan_comments(text, stop)
-        self.code = code_skeleton(text, self.comments)
+        # the metadata section after `stop` (megabytes of base64) holds no code
+        self.code = code_skeleton(text[:stop], self.comments) + text[stop:]
         self.brace_pos: list[int] = []       # every brace, in order
         self.inner: list[int] = []           # the innermost open `{` just after it
         self.match: dict[int, int] = {}      # `{` -> its `}`

@@ -1,0 +1,171 @@
+"""relaylang as a backend of `onnx.backend.test` (ONNX's conformance runner).
+
+    from relaylang.frontend.onnx_backend import RelayBackend
+    rep = RelayBackend.prepare(model)                    # the interpreter
+    rep = RelayBackend.prepare(model, target="llvm")     # the LLVM backend (rl.build)
+    outputs = rep.run([x])                               # a list of numpy arrays
+
+    import onnx.backend.test
+    backend_test = onnx.backend.test.BackendTest(RelayBackend, __name__)
+
+`prepare` imports the model with `rl.frontend.from_onnx` (keywords `shape`, `dtype`,
+`opset`, `freeze_params` pass through) and makes an executor once: the interpreter with
+the initializers bound as constants, or the library `rl.build(mod, target="llvm",
+params=params)` compiles. An op without a converter raises the importer's
+`UnsupportedOps` (a converter's refusal its `OnnxImportError`), so a runner reports
+what is missing. `run` takes the graph inputs that are not initializers, in the graph's
+order (a list), or by ONNX name (a dict), and returns the graph outputs in order.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from onnx.backend.base import Backend, BackendRep
+
+from .onnx import OnnxImportError, from_onnx
+
+TARGETS = ("interp", "llvm")
+
+
+class RelayBackendRep(BackendRep):
+    """A prepared model: `run(inputs)` -> the outputs as a list of numpy arrays."""
+
+    def __init__(self, model: Any, mod: Any, params: Mapping[str, np.ndarray],
+                 target: str = "interp"):
+        from ..backend.build import create_executor
+        self.model = model
+        self.mod = mod
+        self.params = dict(params)
+        self.target = target
+        inits = {i.name for i in model.graph.initializer}
+        # the graph inputs a caller gives, in order: @main's first parameters (the importer
+        # makes them first, in the graph's order; initializers follow as parameters)
+        self.input_names = [vi.name for vi in model.graph.input if vi.name not in inits]
+        self.output_names = [vi.name for vi in model.graph.output]
+        main = mod["main"]
+        self.arg_params = [p.name_hint for p in main.params if p.name_hint not in self.params]
+        if len(self.arg_params) != len(self.input_names):
+            raise OnnxImportError(
+                f"the imported @main takes {len(self.arg_params)} inputs, the graph declares "
+                f"{len(self.input_names)}")
+        self.executor = create_executor(mod, target=target, params=self.params)
+
+    def run(self, inputs: Any, **kwargs: Any) -> list[np.ndarray]:
+        if isinstance(inputs, Mapping):
+            missing = [n for n in self.input_names if n not in inputs]
+            if missing:
+                raise ValueError(f"missing model inputs: {', '.join(missing)}")
+            args = [inputs[n] for n in self.input_names]
+        else:
+            if isinstance(inputs, np.ndarray):
+                inputs = [inputs]
+            args = list(inputs)
+            if len(args) != len(self.input_names):
+                raise ValueError(f"the model takes {len(self.input_names)} inputs "
+                                 f"({', '.join(self.input_names)}), got {len(args)}")
+        args = [_to_relay(np.asarray(a)) for a in args]
+        out = self.executor(*args)
+        outs = list(out) if isinstance(out, (tuple, list)) and len(self.output_names) != 1 \
+            else [out]
+        return [_array(o) for o in outs]
+
+
+def _to_relay(a: np.ndarray) -> np.ndarray:
+    """ONNX's bfloat16 arrays (ml_dtypes) as relaylang's (bit patterns in BFLOAT16)."""
+    if a.dtype.name == "bfloat16" and a.dtype.fields is None:
+        from ..ir.bfloat16 import BFLOAT16
+        return a.view(np.uint16).view(BFLOAT16)
+    return a
+
+
+def _array(value: Any) -> Any:
+    """An output as ONNX gives it: numpy arrays, bfloat16 as ml_dtypes' (when installed,
+    as it is with onnx)."""
+    if isinstance(value, (tuple, list)):
+        return [_array(v) for v in value]
+    a = np.asarray(value)
+    from ..ir.bfloat16 import BFLOAT16
+    if a.dtype == BFLOAT16:
+        try:
+            import ml_dtypes
+        except ImportError:
+            return a
+        return a.view(np.uint16).view(ml_dtypes.bfloat16)
+    return a
+
+
+class RelayBackend(Backend):
+    """`onnx.backend.base.Backend` over relaylang: CPU only; `target=` "interp" (default)
+    or "llvm"."""
+
+    @classmethod
+    def is_compatible(cls, model: Any, device: str = "CPU", **kwargs: Any) -> bool:
+        return cls.supports_device(device)
+
+    @classmethod
+    def prepare(cls, model: Any, device: str = "CPU", **kwargs: Any) -> RelayBackendRep:
+        if not cls.supports_device(device):
+            raise ValueError(f"relaylang runs on the CPU, not on {device}")
+        target = kwargs.pop("target", "interp")
+        if target not in TARGETS:
+            raise ValueError(f"unknown target {target!r} (expected one of {TARGETS})")
+        convert = {k: kwargs[k] for k in ("shape", "dtype", "opset", "freeze_params")
+                   if k in kwargs}
+        from .onnx.importer import load_model
+        proto = load_model(model)
+        mod, params = from_onnx(proto, **convert)
+        return RelayBackendRep(proto, mod, params, target=target)
+
+    @classmethod
+    def run_model(cls, model: Any, inputs: Any, device: str = "CPU",
+                  **kwargs: Any) -> list[np.ndarray]:
+        return cls.prepare(model, device, **kwargs).run(inputs)
+
+    @classmethod
+    def run_node(cls, node: Any, inputs: Any, device: str = "CPU",
+                 outputs_info: Sequence[tuple[Any, tuple[int, ...]]] | None = None,
+                 **kwargs: Any) -> list[np.ndarray]:
+        """One node on `inputs` (arrays, in the node's input order): a one-node model of
+        opset `opset_version` (default: the node op's newest), run like `prepare`'s."""
+        from onnx import helper, numpy_helper  # noqa: F401
+        arrays = [np.asarray(a) for a in (inputs.values() if isinstance(inputs, Mapping)
+                                          else inputs)]
+        names = [n for n in node.input if n]
+        ins = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype),
+                                             list(a.shape)) for n, a in zip(names, arrays)]
+        outs = [helper.make_empty_tensor_value_info(n) for n in node.output if n]
+        opset = kwargs.pop("opset_version", None)
+        graph = helper.make_graph([node], "node", ins, outs)
+        if opset is None:
+            import onnx.defs
+            opset = onnx.defs.get_schema(node.op_type, domain=node.domain).since_version
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid(node.domain,
+                                                                            opset)])
+        _type_outputs(model)
+        return cls.prepare(model, device, **kwargs).run(arrays)
+
+    @classmethod
+    def supports_device(cls, device: str) -> bool:
+        return str(device).upper().split(":")[0] == "CPU"
+
+
+def _type_outputs(model: Any) -> None:
+    """Give untyped graph outputs the types ONNX's shape inference finds."""
+    import onnx
+    inferred = onnx.shape_inference.infer_shapes(model)
+    known = {vi.name: vi for vi in list(inferred.graph.value_info) + list(inferred.graph.output)
+             if vi.type.HasField("tensor_type")}
+    for o in model.graph.output:
+        if not o.type.HasField("tensor_type") and o.name in known:
+            o.type.CopyFrom(known[o.name].type)
+
+
+prepare = RelayBackend.prepare
+run_model = RelayBackend.run_model
+run_node = RelayBackend.run_node
+supports_device = RelayBackend.supports_device
+
+__all__ = ["RelayBackend", "RelayBackendRep", "prepare", "run_model", "run_node",
+           "supports_device"]

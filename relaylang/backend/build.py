@@ -252,6 +252,8 @@ def _bind_packed(plan: Any, name_of: list[str], lowered: dict[str, Any],
     run on the same constants as another one computing the same loop IR is run once (a
     weight shared by two convolutions)."""
     from .llvm.jit import aligned_empty
+    from .native.kernels import NativeCall, pointer_array
+    from .native.memory import as_aligned
     from .native.plan import CONST, Value, drop_unused_constants, leaves
     done: dict[tuple[str, tuple[int, ...]], int] = {}
     for step, name in zip(plan.steps, name_of):
@@ -269,8 +271,10 @@ def _bind_packed(plan: Any, name_of: list[str], lowered: dict[str, Any],
             if vid is None:
                 (out,) = packer.outputs
                 array = aligned_empty(out.shape, out.dtype)
-                kernels[packer.name]([plan.constants[plan.values[v].ref] for v in sources]
-                                     + [array])
+                # through NativeCall: a large re-layout is split over the thread pool
+                runner = NativeCall(packer.name, kernels[packer.name])
+                args = [as_aligned(plan.constants[plan.values[v].ref]) for v in sources]
+                runner.run(pointer_array(args + [array]))
                 plan.constants.append(array)
                 plan.values.append(Value(tuple(out.shape), out.dtype, CONST,
                                          len(plan.constants) - 1))

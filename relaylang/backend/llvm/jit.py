@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,9 +113,11 @@ ENTRY = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p), ctypes
 class CompiledModule:
     """One compiled LLVM module: its kernels, sources and object code."""
 
-    def __init__(self, raw_ir: str, object_code: bytes, infos: list[KernelInfo],
-                 optimized_ir: str | None = None):
-        self.raw_ir = raw_ir
+    def __init__(self, raw_ir: str | Callable[[], str], object_code: bytes,
+                 infos: list[KernelInfo], optimized_ir: str | None = None):
+        # the IR text, or a function making it (a module from the kernel cache needs it
+        # only for its sources and an export)
+        self._raw_ir = raw_ir
         self.object_code = object_code
         self.infos = infos
         self._optimized_ir = optimized_ir
@@ -122,6 +125,16 @@ class CompiledModule:
         self.engine = _engine_from_object(object_code)
         self.kernels = {info.name: Kernel(info, self.engine.get_function_address(info.name),
                                           self) for info in infos}
+
+    @property
+    def raw_ir(self) -> str:
+        if not isinstance(self._raw_ir, str):
+            self._raw_ir = self._raw_ir()
+        return self._raw_ir
+
+    @raw_ir.setter
+    def raw_ir(self, text: str) -> None:
+        self._raw_ir = text
 
     def get_source(self, fmt: str = "ll") -> str:
         """"ll": optimised LLVM IR; "ll-raw": before optimisation; "asm": assembly."""
@@ -210,22 +223,65 @@ def module_ir(prims: list[L.PrimFunc]) -> str:
 
 
 def compile_module(prims: list[L.PrimFunc], cache: bool = True) -> CompiledModule:
-    """Compile the PrimFuncs into one module (from the kernel cache when it has it)."""
+    """Compile the PrimFuncs into one module (from the kernel cache when it has it: the
+    cache is keyed by `structure_key`, so a hit does not even generate the LLVM IR)."""
     infos = [KernelInfo.of(p) for p in prims]
-    raw = module_ir(prims)
+    key = structure_key(prims) if cache else ""
     if cache:
         from . import cache as kcache
-        hit = kcache.load(raw)
+        hit = kcache.load(key)
         if hit is not None:
             try:
-                return CompiledModule(raw, hit, infos)
+                return CompiledModule(lambda: module_ir(prims), hit, infos)
             except (RuntimeError, ValueError, OSError):   # a foreign entry: rebuild it
                 hit = None
+    raw = module_ir(prims)
     obj, opt, _ = compile_ir(raw)
     if cache:
         from . import cache as kcache
-        kcache.store(raw, obj)
+        kcache.store(key, obj)
     return CompiledModule(raw, obj, infos, optimized_ir=opt)
+
+
+_UID = re.compile(r"uid=(\d+)")
+_SOURCE_DIGEST: list[str] = []
+
+
+def _codegen_digest() -> str:
+    """A digest of the sources that turn a PrimFunc into object code (a kernel cache
+    keyed by the loop IR must not outlive a change to them)."""
+    if not _SOURCE_DIGEST:
+        import hashlib
+        from pathlib import Path
+        h = hashlib.sha256()
+        here = Path(__file__).resolve().parent
+        for name in ("loop_ir.py", "codegen.py", "jit.py"):
+            h.update((here / name).read_bytes())
+        _SOURCE_DIGEST.append(h.hexdigest())
+    return _SOURCE_DIGEST[0]
+
+
+def structure_key(prims: list[L.PrimFunc]) -> str:
+    """The kernel cache's key text of a module: every PrimFunc's complete dataclass
+    repr (names, buffers, loops, expressions; float constants as exact reprs) with
+    variable ids renumbered in order of first appearance (ids come from a process-wide
+    counter), the baked constants' bytes, the vector width, and the codegen sources'
+    digest. About 30 ms for ResNet-50's kernels, against 0.3 s for the LLVM IR text."""
+    import hashlib
+
+    import numpy as np
+    renumber: dict[str, str] = {}
+
+    def dense(m: re.Match) -> str:
+        return "uid=" + renumber.setdefault(m.group(1), str(len(renumber)))
+    parts = [f"loop-ir-key 1 codegen={_codegen_digest()} width={vector_width()}"]
+    for p in prims:
+        parts.append(_UID.sub(dense, repr(p)))
+        for buf, data in p.constants:
+            arr = np.asarray(data, order="C")
+            parts.append(f"constant {buf.name} {arr.dtype.str} {arr.shape} "
+                         f"{hashlib.sha256(arr.tobytes()).hexdigest()}")
+    return "\n".join(parts)
 
 
 def compile_kernels(prims: list[L.PrimFunc], cache: bool = True) -> dict[str, Kernel]:

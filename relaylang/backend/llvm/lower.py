@@ -245,13 +245,14 @@ def _packed(b: LowerContext, name: str, params: list[L.Buffer], constant_leaves:
     used = {id(x) for e in readers for x in _loads(e)}
     used.update(id(t.buffer) for t in outs if t.kind == "placeholder")
     constants = tuple((buf, d) for buf, d in b.constants if id(buf) in used)
-    b.stages = saved_stages
-    for t, e in saved_bodies:
-        t.body = e
-    plain_body, plain_parallel = schedule(b, outs, out_bufs)
-    if parallel < min(plain_parallel, PAR_MIN):
-        return L.PrimFunc(name, tuple(params + out_bufs), plain_body, len(params),
-                          plain_parallel, tuple(b.constants))
+    if parallel < PAR_MIN:          # only then can the plain kernel be the better one
+        b.stages = saved_stages
+        for t, e in saved_bodies:
+            t.body = e
+        plain_body, plain_parallel = schedule(b, outs, out_bufs)
+        if parallel < plain_parallel:
+            return L.PrimFunc(name, tuple(params + out_bufs), plain_body, len(params),
+                              plain_parallel, tuple(b.constants))
     return PackedPrimFunc(name, tuple(inputs + out_bufs), body, len(inputs), parallel,
                           constants, tuple(kept), tuple(p for _, p in new_inputs))
 

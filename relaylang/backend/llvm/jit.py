@@ -172,14 +172,16 @@ def _engine_from_object(obj: bytes) -> Any:
     return engine
 
 
-def compile_ir(raw_ir: str) -> tuple[bytes, str, str]:
-    """(object code, optimised IR, assembly) of an LLVM IR module text."""
+def compile_ir(raw_ir: str, keep_ir: bool = False) -> tuple[bytes, str | None, str]:
+    """(object code, optimised IR or None, assembly) of an LLVM IR module text (the
+    optimised IR's text only with `keep_ir`: printing it costs a tenth of a second for
+    a large model, and `get_source` can make it again)."""
     with _LOCK:
         mod = llvm.parse_assembly(raw_ir)
         _prepare(mod)
         mod.verify()
         optimize(mod)
-        opt = str(mod)
+        opt = str(mod) if keep_ir else None
         obj = target_machine().emit_object(mod)
     return obj, opt, ""
 

@@ -245,7 +245,6 @@ def compile_module(prims: list[L.PrimFunc], cache: bool = True) -> CompiledModul
     return CompiledModule(raw, obj, infos, optimized_ir=opt)
 
 
-_UID = re.compile(r"uid=(\d+)")
 _SOURCE_DIGEST: list[str] = []
 
 
@@ -263,22 +262,63 @@ def _codegen_digest() -> str:
     return _SOURCE_DIGEST[0]
 
 
+def _node_lines(root: Any) -> list[str]:
+    """The loop IR under `root` as one line per distinct node (children first), each
+    field a value or `#k` for the k-th node: linear in the size of the DAG (expressions
+    share subtrees, which a plain repr would expand, exponentially for repeated squaring)
+    and exact (floats by repr; a Var's process-wide `uid` is replaced by its line)."""
+    import dataclasses
+
+    def kids(value: Any) -> list[Any]:
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            out = []
+            for f in dataclasses.fields(value):
+                if f.name != "constants":
+                    out.extend(kids_of_field(getattr(value, f.name)))
+            return out
+        return []
+
+    def kids_of_field(v: Any) -> list[Any]:
+        if isinstance(v, tuple):
+            return [x for item in v for x in kids_of_field(item)]
+        return [v] if dataclasses.is_dataclass(v) and not isinstance(v, type) else []
+
+    index: dict[int, int] = {}
+    lines: list[str] = []
+
+    def show(v: Any) -> str:
+        if isinstance(v, tuple):
+            return "(" + ",".join(show(x) for x in v) + ")"
+        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            return f"#{index[id(v)]}"
+        return repr(v)
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, ready = stack.pop()
+        if id(node) in index:
+            continue
+        if not ready:
+            stack.append((node, True))
+            stack.extend((k, False) for k in kids(node) if id(k) not in index)
+            continue
+        fields = [f"{f.name}={show(getattr(node, f.name))}"
+                  for f in dataclasses.fields(node) if f.name not in ("uid", "constants")]
+        index[id(node)] = len(lines)
+        lines.append(f"{type(node).__name__}({','.join(fields)})")
+    return lines
+
+
 def structure_key(prims: list[L.PrimFunc]) -> str:
-    """The kernel cache's key text of a module: every PrimFunc's complete dataclass
-    repr (names, buffers, loops, expressions; float constants as exact reprs) with
-    variable ids renumbered in order of first appearance (ids come from a process-wide
-    counter), the baked constants' bytes, the vector width, and the codegen sources'
-    digest. About 30 ms for ResNet-50's kernels, against 0.3 s for the LLVM IR text."""
+    """The kernel cache's key text of a module: every PrimFunc node by node (names,
+    buffers, loops, expressions; float constants as exact reprs; `_node_lines`), the
+    baked constants' bytes, the vector width, and the codegen sources' digest. About
+    30 ms for ResNet-50's kernels, against 0.3 s for the LLVM IR text."""
     import hashlib
 
     import numpy as np
-    renumber: dict[str, str] = {}
-
-    def dense(m: re.Match) -> str:
-        return "uid=" + renumber.setdefault(m.group(1), str(len(renumber)))
-    parts = [f"loop-ir-key 1 codegen={_codegen_digest()} width={vector_width()}"]
+    parts = [f"loop-ir-key 2 codegen={_codegen_digest()} width={vector_width()}"]
     for p in prims:
-        parts.append(_UID.sub(dense, repr(p)))
+        parts.extend(_node_lines(p))
         for buf, data in p.constants:
             arr = np.asarray(data, order="C")
             parts.append(f"constant {buf.name} {arr.dtype.str} {arr.shape} "

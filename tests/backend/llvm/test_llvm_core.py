@@ -305,7 +305,7 @@ def test_kernel_validates_arguments_and_runs_ranges() -> None:
 
 def test_object_code_round_trip_and_cache(tmp_path, monkeypatch) -> None:
     from relaylang.backend.llvm import cache
-    from relaylang.backend.llvm.jit import load_object
+    from relaylang.backend.llvm.jit import load_object, structure_key
     monkeypatch.setenv("RELAY_CACHE_DIR", str(tmp_path))
     text = program("%x: Tensor[(3, 3), float32]", "floor(%x)")
     prim = lower_primitive(fused_module(text)["main"].body.op, "floor_check")
@@ -317,12 +317,34 @@ def test_object_code_round_trip_and_cache(tmp_path, monkeypatch) -> None:
     entries[0].write_bytes(b"garbage")               # a corrupt entry is rebuilt
     m3 = compile_module([prim], cache=True)
     assert m3.object_code == m1.object_code
-    assert cache.load(m3.raw_ir) == m1.object_code
+    assert cache.load(structure_key([prim])) == m1.object_code   # keyed by the loop IR
     m4 = load_object(m1.object_code, m1.infos)
     x = rand((3, 3))
     out = aligned_empty((3, 3), "float32")
     m4.kernels["floor_check"]([x, out])
     np.testing.assert_array_equal(out, np.floor(x))
+
+
+def test_cache_key_is_linear_in_shared_expressions() -> None:
+    """Repeated squaring shares subexpressions: the key lists each node once (a plain
+    repr would expand the DAG exponentially), and different kernels get different keys."""
+    import time
+
+    from relaylang.backend.llvm.jit import structure_key
+
+    def lower(b, x):
+        def f(*i):
+            e = x[i]
+            for _ in range(40):
+                e = e * e
+            return e
+        return b.compute(x.shape, f, name="sq")
+    prim = build_prim("sq40", [((5,), "float32")], lower)
+    start = time.perf_counter()
+    key = structure_key([prim])
+    assert time.perf_counter() - start < 1.0 and len(key) < 100_000
+    other = build_prim("sq40b", [((6,), "float32")], lower)
+    assert structure_key([other]) != key
 
 
 def test_constants_are_baked() -> None:

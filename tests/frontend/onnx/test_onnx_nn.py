@@ -420,6 +420,249 @@ def test_matmul_int32_and_symbolic_rows() -> None:
     check_model(model, {"a": _rand(2, 5, 4)}, atol=1e-4)
 
 
+# MatMul over dims unknown at import: run-time shape arithmetic, dyn.reshape and
+# dyn.broadcast_to around one batch_matmul. Symbolic dims (strings) and unknown dims
+# (None); values chosen so that the batch broadcasts (1 against n), a side has fewer
+# batch dims, operands are 1-D, and dims are zero-sized.
+DYN_MATMUL_CASES = [
+    # a declared, b declared, a value shape, b value shape
+    (["B", "H", 3, 4], ["B", "H", 4, 5], (2, 3, 3, 4), (2, 3, 4, 5)),
+    ([None] * 4, [None] * 4, (2, 1, 3, 4), (1, 3, 4, 2)),
+    ([None] * 4, [None] * 3, (2, 1, 3, 4), (3, 4, 5)),
+    ([2, 3, 4, 8], [None] * 4, (2, 3, 4, 8), (2, 3, 8, 4)),       # as in Attention
+    ([None] * 3, [None, None], (2, 3, 4), (4, 5)),
+    ([None, None], [None] * 3, (3, 4), (2, 4, 5)),
+    ([None], [None] * 3, (4,), (3, 4, 5)),
+    ([None] * 3, [None], (2, 3, 4), (4,)),
+    ([None] * 3, [None] * 3, (1, 1, 1), (1, 1, 1)),
+    ([None] * 3, [None] * 3, (0, 3, 4), (1, 4, 2)),                # zero-sized batch
+    ([None] * 3, [None] * 3, (2, 3, 0), (2, 0, 5)),                # zero-sized K
+    ([None] * 4, [4, 5], (2, 3, 2, 4), (4, 5)),                    # dense, 3 unknown rows
+    ([2, 3, 4], [None] * 3, (2, 3, 4), (1, 4, 5)),
+    ([1, 3, 4], [None, 4, 2], (1, 3, 4), (3, 4, 2)),               # a: a batch of 1
+    ([2, 3, 4], [2, 4, 5], (2, 3, 4), (2, 4, 5)),                  # static: unchanged
+]
+
+
+@pytest.mark.parametrize("case", range(len(DYN_MATMUL_CASES)))
+def test_matmul_dims_unknown_at_import(case: int) -> None:
+    a_decl, b_decl, a_val, b_val = DYN_MATMUL_CASES[case]
+    node = helper.make_node("MatMul", ["a", "b"], ["y"])
+    model = make_model([node], inputs={"a": (a_decl, "float32"), "b": (b_decl, "float32")},
+                       outputs=["y"], opset=13)
+    check_model(model, {"a": _rand(*a_val), "b": _rand(*b_val)}, atol=1e-4)
+
+
+@pytest.mark.parametrize("a_decl,b_decl,want", [
+    ((2, 3, 4, 8), [None, None, 8, None], (2, 3, 4, "?")),     # one unknown: kept static
+    ((2, 3, 4, 8), [None, None, 8, 5], (2, 3, 4, 5)),
+    ([None, 1, 4, 8], [None, 3, 8, 5], ("?", 3, 4, 5)),
+    ([None, 4, 8], [None, 8, None], ("?", "?", "?")),           # two unknown: dyn.reshape
+    ([None, 0, 8], [None, 8, 5], ("?", "?", "?")),              # a 0 leaves -1 undetermined
+])
+def test_matmul_unknown_dims_result_type(a_decl: Any, b_decl: Any, want: tuple) -> None:
+    node = helper.make_node("MatMul", ["a", "b"], ["y"])
+    model = make_model([node], inputs={"a": (a_decl, "float32"), "b": (b_decl, "float32")},
+                       outputs={"y": ([None] * len(want), "float32")}, opset=13)
+    mod, _ = rl.frontend.from_onnx(model)
+    got = tuple(d if isinstance(d, int) else "?" for d in mod["main"].checked_type.ret_type.shape)
+    assert got == want
+
+
+def test_matmul_unknown_dims_int64_and_mismatch() -> None:
+    node = helper.make_node("MatMul", ["a", "b"], ["y"])
+    model = make_model([node], inputs={"a": ([None, 2, 3], "int64"),
+                                       "b": ([None, 3, None], "int64")},
+                       outputs=["y"], opset=13)
+    a = RNG.integers(-9, 9, (4, 2, 3)).astype(np.int64)
+    b = RNG.integers(-9, 9, (1, 3, 2)).astype(np.int64)
+    check_model(model, {"a": a, "b": b})
+    model = make_model([node], inputs={"a": ([None, 2, 3], "float32"),
+                                       "b": ([None, 4, 2], "float32")},
+                       outputs={"y": ([None, 2, 2], "float32")}, opset=13)
+    with pytest.raises(OnnxImportError, match="inner dims differ"):
+        rl.frontend.from_onnx(model)
+
+
+# ---------------------------------------------------------------- RMS, Lp normalisation
+
+@pytest.mark.parametrize("x_shape,axis,s_shape,eps", [
+    ((2, 3, 5), -1, (5,), None), ((2, 3, 5), 1, (3, 5), 0.1), ((2, 3, 5), 0, (2, 3, 5), None),
+    ((4, 6), -2, (1, 6), 1e-3), ((1, 1), 0, (1,), None), ((2, 3, 4, 5), 2, (1, 5), None),
+    ((3, 7), 1, (7,), 0.0),
+])
+def test_rms_normalization(x_shape: tuple, axis: int, s_shape: tuple, eps: Any) -> None:
+    attrs = {"axis": axis} if axis != -1 else {}
+    if eps is not None:
+        attrs["epsilon"] = eps
+    model = _single("RMSNormalization", x_shape, 23, inits={"s": _rand(*s_shape)},
+                    extra_inputs=("s",), **attrs)
+    _check(model, _rand(*x_shape))
+
+
+def test_rms_normalization_float16_and_symbolic_batch() -> None:
+    node = helper.make_node("RMSNormalization", ["x", "s"], ["y"], axis=-1)
+    model = make_model([node], inputs={"x": ((2, 3, 8), "float16")}, outputs=["y"],
+                       initializers={"s": _rand(8, dtype="float16")}, opset=23)
+    check_model(model, {"x": _rand(2, 3, 8, dtype="float16")}, atol=2e-3, rtol=2e-3)
+    model = make_model([node], inputs={"x": (["N", 3, 8], "float32")}, outputs=["y"],
+                       initializers={"s": _rand(8)}, opset=23)
+    check_model(model, {"x": _rand(5, 3, 8)})
+    # float64 with the default stash_type 1: stage one in float32, as the function body
+    # says (onnxruntime stays in float64: equal within the tolerance)
+    model = make_model([node], inputs={"x": ((2, 3, 8), "float64")}, outputs=["y"],
+                       initializers={"s": _rand(8, dtype="float64")}, opset=23)
+    check_model(model, {"x": _rand(2, 3, 8, dtype="float64")})
+
+
+def test_rms_normalization_refusals() -> None:
+    for attrs, s_shape, match in (({"stash_type": 11}, (5,), "stash_type"),
+                                  ({"axis": 3}, (5,), "out of range"),
+                                  ({}, (4,), "does not broadcast")):
+        model = _single("RMSNormalization", (2, 3, 5), 23, inits={"s": _rand(*s_shape)},
+                        extra_inputs=("s",), **attrs)
+        with pytest.raises(OnnxImportError, match=match):
+            rl.frontend.from_onnx(model)
+
+
+@pytest.mark.parametrize("opset", [1, 22])
+@pytest.mark.parametrize("x_shape,axis,p", [
+    ((2, 3, 4), -1, 2), ((2, 3, 4), 0, 1), ((2, 3, 4), 1, 2), ((5,), 0, 1), ((3, 1), 1, 2),
+    ((2, 3, 4), -3, 2), ((2, 7), -2, 1),
+])
+def test_lp_normalization(opset: int, x_shape: tuple, axis: int, p: int) -> None:
+    x = _rand(*x_shape)
+    model = _single("LpNormalization", x_shape, opset, axis=axis, p=p)
+    _check(model, x)
+
+
+@pytest.mark.parametrize("p", [1, 2])
+def test_lp_normalization_zero_norm_is_zero(p: int) -> None:
+    # ONNX: where the norm is 0 the output is 0 (not 0/0 = NaN)
+    x = np.array([[0.0, 0.0, 0.0], [3.0, -4.0, 0.0]], np.float32)
+    model = _single("LpNormalization", (2, 3), 22, axis=1, p=p)
+    norm = np.abs(x).sum(1, keepdims=True) if p == 1 else np.sqrt((x * x).sum(1, keepdims=True))
+    want = np.where(norm == 0, 0, x / np.where(norm == 0, 1, norm)).astype(np.float32)
+    for target in ("interp", "llvm"):
+        got = run_relay(model, {"x": x}, target=target)[0]
+        np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=target)
+        assert not np.isnan(got).any()
+    check_model(model, {"x": x})
+    with pytest.raises(OnnxImportError, match="p=3"):
+        rl.frontend.from_onnx(_single("LpNormalization", (2, 3), 22, p=3))
+
+
+# ---------------------------------------------------------------- Swish, CumProd
+
+@pytest.mark.parametrize("alpha", [None, 1.0, 0.5, -2.0])
+def test_swish(alpha: Any) -> None:
+    attrs = {} if alpha is None else {"alpha": alpha}
+    x = _rand(2, 3, 5) * 4
+    _check(_single("Swish", (2, 3, 5), 24, **attrs), x)
+
+
+def test_swish_float16() -> None:
+    node = helper.make_node("Swish", ["x"], ["y"], alpha=0.7)
+    model = make_model([node], inputs={"x": ((3, 4), "float16")}, outputs=["y"], opset=24)
+    check_model(model, {"x": _rand(3, 4, dtype="float16")}, atol=2e-3, rtol=2e-3)
+
+
+CUMPROD_CASES = [
+    ((5,), 0, 0, 0), ((5,), 0, 1, 0), ((5,), -1, 0, 1), ((5,), 0, 1, 1),
+    ((2, 3), 0, 0, 0), ((2, 3), 1, 1, 0), ((2, 3), -1, 0, 1), ((2, 3, 4), 1, 1, 1),
+    ((1, 1), 0, 1, 0), ((3, 2, 2), -3, 0, 0),
+]
+
+
+@pytest.mark.parametrize("case", range(len(CUMPROD_CASES)))
+def test_cumprod(case: int) -> None:
+    shape, axis, exclusive, reverse = CUMPROD_CASES[case]
+    model = _single("CumProd", shape, 26, inits={"axis": np.array(axis, np.int64)},
+                    extra_inputs=("axis",), exclusive=exclusive, reverse=reverse)
+    _check(model, RNG.uniform(0.5, 1.5, shape).astype(np.float32))
+
+
+@pytest.mark.parametrize("rank,axis,dtype", [(1, 0, "int32"), (1, -1, "float32"),
+                                             (2, 0, "float32"), (2, -1, "int64"),
+                                             (3, 1, "float32"), (3, -3, "int32")])
+def test_cumprod_axis_known_only_at_run_time(rank: int, axis: int, dtype: str) -> None:
+    shape = (3, 2, 4)[:rank]
+    node = helper.make_node("CumProd", ["x", "axis"], ["y"], exclusive=1, reverse=rank % 2)
+    model = make_model([node], inputs={"x": (shape, dtype), "axis": ((), "int64")},
+                       outputs=["y"], opset=26)
+    x = (RNG.integers(-3, 4, shape) if dtype != "float32"
+         else RNG.uniform(-1.5, 1.5, shape)).astype(dtype)
+    check_model(model, {"x": x, "axis": np.array(axis, np.int64)})
+
+
+# ---------------------------------------------------------------- GlobalLpPool, Col2Im,
+# CenterCropPad
+
+@pytest.mark.parametrize("x_shape,p", [((2, 3, 4, 5), 2), ((1, 2, 7), 1), ((2, 1, 2, 3, 2), 3),
+                                       ((1, 1, 1, 1), 2)])
+def test_global_lp_pool(x_shape: tuple, p: int) -> None:
+    model = _single("GlobalLpPool", x_shape, 2, p=p)
+    _check(model, _rand(*x_shape), atol=1e-4)
+
+
+def test_global_lp_pool_opset_1_float_p() -> None:
+    x = _rand(1, 2, 3, 4)
+    typed = {"y": ((1, 2, 1, 1), "float32")}
+    _check_against(_single("GlobalLpPool", (1, 2, 3, 4), 1, out_types=typed, p=3.0),
+                   _single("GlobalLpPool", (1, 2, 3, 4), 2, p=3), x, 1e-4)
+
+
+COL2IM_CASES = [
+    # input shape, image_shape, block_shape, attrs
+    ((1, 5, 5), [5, 5], [1, 5], {}),
+    ((2, 8, 12), [4, 5], [2, 2], {}),
+    ((1, 18, 6), [5, 5], [2, 3], {"strides": [2, 2], "pads": [0, 1, 1, 0]}),
+    ((1, 4, 9), [5, 6], [2, 2], {"strides": [2, 3], "dilations": [2, 1],
+                                 "pads": [1, 0, 1, 2]}),
+    ((1, 4, 3), [5], [2], {"strides": [2], "dilations": [2], "pads": [1, 1]}),   # 1-D
+    ((1, 8, 8), [3, 3, 3], [2, 2, 2], {}),                                        # 3-D
+    ((2, 3, 4), [2, 2], [1, 1], {}),
+]
+
+
+@pytest.mark.parametrize("case", range(len(COL2IM_CASES)))
+def test_col2im(case: int) -> None:
+    x_shape, image, block, attrs = COL2IM_CASES[case]
+    model = _single("Col2Im", x_shape, 18, inits={"i": np.array(image, np.int64),
+                                                  "b": np.array(block, np.int64)},
+                    extra_inputs=("i", "b"), **attrs)
+    x = _rand(*x_shape)
+    if len(image) == 2:
+        _check(model, x)
+    else:                         # onnxruntime's Col2Im is 2-D only
+        _check_reference(model, x)
+
+
+def test_col2im_refusals() -> None:
+    model = _single("Col2Im", (1, 6, 4), 18, inits={"i": np.array([3, 3], np.int64),
+                                                    "b": np.array([2, 2], np.int64)},
+                    extra_inputs=("i", "b"))
+    with pytest.raises(OnnxImportError, match="multiple of prod"):
+        rl.frontend.from_onnx(model)
+    model = _single("Col2Im", (1, 4, 5), 18, inits={"i": np.array([3, 3], np.int64),
+                                                    "b": np.array([2, 2], np.int64)},
+                    extra_inputs=("i", "b"))
+    with pytest.raises(OnnxImportError, match="blocks"):
+        rl.frontend.from_onnx(model)
+
+
+@pytest.mark.parametrize("x_shape,target,axes", [
+    ((5, 7), [3, 4], None), ((3, 4), [6, 7], None), ((5, 3), [2, 6], None),
+    ((2, 5, 6), [3, 3], [1, 2]), ((5, 6, 3), [3, 3], [0, 1]), ((5, 6, 3), [4, 8], [-3, -2]),
+    ((4, 4), [4, 4], None), ((1, 2, 3), [1], [-1]),
+])
+def test_center_crop_pad(x_shape: tuple, target: list, axes: Any) -> None:
+    attrs = {} if axes is None else {"axes": axes}
+    model = _single("CenterCropPad", x_shape, 18, inits={"s": np.array(target, np.int64)},
+                    extra_inputs=("s",), **attrs)
+    _check(model, _rand(*x_shape))
+
+
 # ---------------------------------------------------------------- softmax family
 
 @pytest.mark.parametrize("op_type", ["Softmax", "LogSoftmax", "Hardmax"])

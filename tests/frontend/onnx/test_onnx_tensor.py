@@ -526,12 +526,10 @@ def test_tile_and_expand_by_a_graph_input(op_type, value) -> None:
     check_model(model, {"x": x, "s": np.array(value, np.int64)})
 
 
-@pytest.mark.parametrize("op_type,inputs", [
-    ("Slice", ["x", "s", "s"]), ("Unsqueeze", ["x", "s"]), ("Squeeze", ["x", "s"]),
-    ("CumSum", ["x", "s"])])
-def test_dynamic_static_inputs_are_refused(op_type, inputs) -> None:
-    model = make_model([helper.make_node(op_type, inputs, ["y"])],
-                       inputs={"x": ((2, 1), "float32"), "s": ((1,), "int64")},
+def test_cumsum_axis_known_only_at_run_time_is_refused() -> None:
+    # relaylang's cumsum takes its axis as an attribute
+    model = make_model([helper.make_node("CumSum", ["x", "s"], ["y"])],
+                       inputs={"x": ((2, 1), "float32"), "s": ((), "int64")},
                        outputs={"y": (["a", "b"], "float32")}, opset=13)
     with pytest.raises(OnnxImportError, match="must be a constant"):
         rl.frontend.from_onnx(model)
@@ -595,3 +593,214 @@ def test_shape_operands_known_only_at_run_time(op_type: str) -> None:
     mod, _ = rl.frontend.from_onnx(model)
     assert "dyn." in rl.astext(mod)
     check_model(model, {"x": RNG.standard_normal((3, 4)).astype(np.float32)})
+
+
+# ---------------------------------------------------------------- index inputs fed at run time
+
+def _typed_model(nodes, inputs, outputs, initializers, opset, feeds):
+    """make_model with the outputs declared by rank and dtype (symbolic dims), taken from
+    onnxruntime's results on `feeds` (shape inference cannot type outputs that depend on
+    input values)."""
+    graph = helper.make_graph(
+        nodes, "probe", [helper.make_tensor_value_info(
+            n, helper.np_dtype_to_tensor_dtype(np.dtype(dt)), list(s))
+                         for n, (s, dt) in inputs.items()],
+        [helper.make_empty_tensor_value_info(n) for n in outputs],
+        [numpy_helper.from_array(np.asarray(v), n) for n, v in initializers.items()])
+    probe = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    probe.ir_version = min(probe.ir_version, 9)
+    got = run_onnxruntime(probe, feeds)
+    typed = {n: ([f"{n}_{k}" for k in range(g.ndim)], str(g.dtype))
+             for n, g in zip(outputs, got)}
+    return make_model(nodes, inputs=inputs, outputs=typed, initializers=initializers,
+                      opset=opset)
+
+
+def _check_run_time(op_type, x, operands, opset, attrs=None, n_out=1, in_shape=None,
+                    dyn=True, static_operands=()):
+    """One `op_type` node on x and `operands` (name -> array, None for an omitted
+    optional input): fed as graph inputs, checked on both backends against onnxruntime
+    (with dyn.* ops in the imported program unless `dyn` is False); then the same node
+    with the operands as initializers, which must import without dyn ops. Operands named
+    in `static_operands` are initializers in both models."""
+    names = ["x"] + [("" if v is None else k) for k, v in operands.items()]
+    while names[-1] == "":
+        names.pop()
+    outs = [f"y{k}" for k in range(n_out)]
+    node = helper.make_node(op_type, names, outs, **(attrs or {}))
+    given = {k: np.asarray(v) for k, v in operands.items() if v is not None}
+    fed = {k: v for k, v in given.items() if k not in static_operands}
+    inits = {k: v for k, v in given.items() if k in static_operands}
+    x_shape = in_shape or x.shape
+    feeds = {"x": x, **fed}
+    inputs = {"x": (x_shape, str(x.dtype)),
+              **{k: (v.shape, str(v.dtype)) for k, v in fed.items()}}
+    model = _typed_model([node], inputs, outs, inits, opset, feeds)
+    text = rl.astext(rl.frontend.from_onnx(model)[0])
+    assert ("dyn." in text) == dyn, text
+    check_model(model, feeds)
+    static = _typed_model([node], {"x": (x.shape, str(x.dtype))}, outs, given, opset,
+                          {"x": x})
+    assert "dyn." not in rl.astext(rl.frontend.from_onnx(static)[0])
+    check_model(static, {"x": x})
+
+
+@pytest.mark.parametrize("opset,shape,starts,ends,axes,steps",
+                         [(13, *c) for c in SLICES] + [(10, *c) for c in SLICES[:6]])
+def test_slice_by_run_time_values(opset, shape, starts, ends, axes, steps) -> None:
+    if opset == 10 and axes is not None and min(axes) < 0:
+        axes = [a + len(shape) for a in axes]
+    operands = {"starts": np.array(starts, np.int64), "ends": np.array(ends, np.int64),
+                "axes": None if axes is None else np.array(axes, np.int64),
+                "steps": None if steps is None else np.array(steps, np.int64)}
+    _check_run_time("Slice", _data(shape), operands, opset)
+
+
+@pytest.mark.parametrize("static", [("axes",), ("axes", "steps"), ("starts", "axes")])
+def test_slice_with_some_values_known(static) -> None:
+    operands = {"starts": np.array([-2, 1], np.int32), "ends": np.array([0, 9], np.int32),
+                "axes": np.array([2, 0], np.int32), "steps": np.array([-1, 2], np.int32)}
+    _check_run_time("Slice", _data((5, 2, 4, 3)), operands, 13, static_operands=static)
+
+
+@pytest.mark.parametrize("starts,ends,steps", [([1], [I64.max], [1]), ([-3], [-1], [2]),
+                                               ([-1], [I64.min], [-1]), ([7], [-8], [-2]),
+                                               ([-9], [-20], [-1])])
+def test_slice_by_run_time_values_of_an_unknown_dimension(starts, ends, steps) -> None:
+    operands = {"starts": np.array(starts, np.int64), "ends": np.array(ends, np.int64),
+                "axes": np.array([0], np.int64), "steps": np.array(steps, np.int64)}
+    _check_run_time("Slice", _data((6, 2)), operands, 13, in_shape=("N", 2))
+
+
+def test_backward_slice_before_an_unknown_dimension_uses_the_run_time_form() -> None:
+    # topi would select nothing from a start before the axis; ONNX clamps it to 0
+    _check("Slice", (6, 2), 13, {}, [np.array(v, np.int64) for v in ([-9], [-20], [0], [-1])],
+           in_shape=("N", 2))
+
+
+@pytest.mark.parametrize("shape,axes", [((1, 3, 1, 5), [0, -2]), ((3, 1), [1]),
+                                        ((1, 1, 1), [2, 0, 1]), ((0, 1), [-1])])
+def test_squeeze_by_run_time_axes(shape, axes) -> None:
+    _check_run_time("Squeeze", _data(shape), {"axes": np.array(axes, np.int64)}, 13)
+
+
+@pytest.mark.parametrize("shape,axes", [((3, 4), [0]), ((3, 4), [-1]), ((3, 4), [3, 0]),
+                                        ((2, 3, 4), [1, -1, 4]), ((), [1, 0]), ((0, 3), [1]),
+                                        ((5,), [-3, 0, 3])])
+def test_unsqueeze_by_run_time_axes(shape, axes) -> None:
+    x = _data(shape)
+    _check_run_time("Unsqueeze", x, {"axes": np.array(axes, np.int64)}, 13,
+                    dyn=len(shape) > 0)
+
+
+@pytest.mark.parametrize("opset", [11, 13, 19])
+@pytest.mark.parametrize("shape,pads,mode,dtype", [
+    ((2, 3), [1, 0, 2, 3], "constant", "float32"), ((1, 3, 4), [0, 1, 2, 0, 1, 1], "reflect",
+                                                    "float32"),
+    ((3, 1), [2, 0, 1, 3], "edge", "int32"), ((4, 5), [-1, 2, 0, -3], "constant", "float32"),
+    ((2, 3), [0, 0, 0, 0], "constant", "int64")])
+def test_pad_by_run_time_pads(opset, shape, pads, mode, dtype) -> None:
+    operands = {"pads": np.array(pads, np.int64)}
+    if mode == "constant":
+        operands["value"] = np.array(3, dtype)
+    _check_run_time("Pad", _data(shape, dtype), operands, opset, {"mode": mode})
+
+
+@pytest.mark.parametrize("mode,pads", [("constant", [1, -1, 0, 2]), ("edge", [0, 2, 3, 0])])
+def test_pad_of_an_unknown_dimension_by_run_time_pads(mode, pads) -> None:
+    _check_run_time("Pad", _data((4, 3)), {"pads": np.array(pads, np.int64)}, 13,
+                    {"mode": mode}, in_shape=("N", 3))
+
+
+def test_unsqueeze_of_an_unknown_dimension_by_run_time_axes() -> None:
+    _check_run_time("Unsqueeze", _data((4, 3)), {"axes": np.array([-1, 1], np.int64)}, 13,
+                    in_shape=("N", "M"))
+
+
+def test_slice_by_a_run_time_zero_step_fails_when_run() -> None:
+    model = _typed_model([helper.make_node("Slice", ["x", "b", "e", "a", "s"], ["y0"])],
+                         {"x": ((4, 3), "float32"), "s": ((1,), "int64")}, ["y0"],
+                         {"b": np.array([0], np.int64), "e": np.array([2], np.int64),
+                          "a": np.array([1], np.int64)}, 13,
+                         {"x": _data((4, 3)), "s": np.array([1], np.int64)})
+    with pytest.raises(Exception, match="non-zero"):
+        run_relay(model, {"x": _data((4, 3)), "s": np.array([0], np.int64)})
+
+
+@pytest.mark.parametrize("static", [(), ("axes",), ("pads",)])
+@pytest.mark.parametrize("axes,pads", [([1], [2, 1]), ([-1, 0], [1, 0, 0, 2])])
+def test_pad_by_run_time_axes(static, axes, pads) -> None:
+    operands = {"pads": np.array(pads, np.int64), "value": np.array(-1.5, np.float32),
+                "axes": np.array(axes, np.int64)}
+    _check_run_time("Pad", _data((2, 3, 4)), operands, 18, static_operands=static)
+
+
+@pytest.mark.parametrize("opset", [13, 18])
+@pytest.mark.parametrize("shape,axis,split", [((2, 6), 1, [2, 3, 1]), ((5,), 0, [5]),
+                                              ((4, 6), -1, [0, 4, 2]), ((0, 2), 0, [0, 0])])
+def test_split_by_run_time_sizes(opset, shape, axis, split) -> None:
+    _check_run_time("Split", _data(shape), {"split": np.array(split, np.int64)}, opset,
+                    {"axis": axis}, n_out=len(split))
+
+
+@pytest.mark.parametrize("opset,n,size", [(13, 3, 6), (18, 3, 7), (18, 4, 8), (18, 2, 1)])
+def test_split_of_an_unknown_dimension(opset, n, size) -> None:
+    attrs = {"axis": 1} if opset < 18 else {"axis": 1, "num_outputs": n}
+    outs = [f"y{k}" for k in range(n)]
+    node = helper.make_node("Split", ["x"], outs, **attrs)
+    x = _data((2, size))
+    model = _typed_model([node], {"x": ((2, "N"), "float32")}, outs, {}, opset, {"x": x})
+    assert "dyn.strided_slice" in rl.astext(rl.frontend.from_onnx(model)[0])
+    check_model(model, {"x": x})
+
+
+@pytest.mark.parametrize("opset", [9, 11])
+@pytest.mark.parametrize("indices,depth,axis,values", [
+    (np.array([[1, 9], [-1, 0]], np.int64), np.array(10, np.int64), -1,
+     np.array([0, 1], np.float32)),
+    (np.array([0, -3, 2, 5], np.int32), np.array([4.7], np.float32), 0,
+     np.array([-2, 3], np.float32)),
+    (np.array([[2], [1]], np.float32), np.array(3, np.float32), 1,
+     np.array([1.5, -1], np.float32))])     # (onnxruntime's OneHot type combinations)
+def test_one_hot_by_run_time_depth(opset, indices, depth, axis, values) -> None:
+    node = helper.make_node("OneHot", ["x", "depth", "values"], ["y0"], axis=axis)
+    inputs = {"x": (indices.shape, str(indices.dtype)), "depth": (depth.shape, str(depth.dtype)),
+              "values": (values.shape, str(values.dtype))}
+    feeds = {"x": indices, "depth": depth, "values": values}
+    model = _typed_model([node], inputs, ["y0"], {}, opset, feeds)
+    assert "dyn.one_hot" in rl.astext(rl.frontend.from_onnx(model)[0])
+    check_model(model, feeds)
+    static = _typed_model([node], {k: v for k, v in inputs.items() if k != "depth"}, ["y0"],
+                          {"depth": depth}, opset, {"x": indices, "values": values})
+    assert "dyn." not in rl.astext(rl.frontend.from_onnx(static)[0])
+    check_model(static, {"x": indices, "values": values})
+
+
+@pytest.mark.parametrize("start,limit,delta,dtype", [
+    (0, 10, 3, "int64"), (5, -4, -2, "int32"), (3, 3, 1, "int64"), (4, 1, 1, "int32"),
+    (0.1, 2.3, 0.3, "float32"), (1.0, -1.0, -0.7, "float64"), (-1, 7, 2, "int16"),
+    (0.5, 0.5, 1.0, "float32")])
+def test_range_of_run_time_values(start, limit, delta, dtype) -> None:
+    node = helper.make_node("Range", ["s", "l", "d"], ["y0"])
+    vals = {"s": np.array(start, dtype), "l": np.array(limit, dtype),
+            "d": np.array(delta, dtype)}
+    inputs = {k: ((), dtype) for k in vals}
+    model = _typed_model([node], inputs, ["y0"], {}, 11, vals)
+    assert "dyn." in rl.astext(rl.frontend.from_onnx(model)[0])
+    # ONNX accumulates out[i - 1] + delta: the interpreter's sequential cumsum rounds the
+    # same; the LLVM backend writes cumsum as masked reductions, summing in another order
+    # (a backend limitation, reported), so float ranges there match to the last bits only
+    exact = ("interp", "llvm") if dtype.startswith("int") else ("interp",)
+    partial = _typed_model([node], {"l": ((), dtype)}, ["y0"],
+                           {"s": vals["s"], "d": vals["d"]}, 11, {"l": vals["l"]})
+    for m, feeds in ((model, vals), (partial, {"l": vals["l"]})):
+        check_model(m, feeds, targets=exact, rtol=0, atol=0)
+        if "llvm" not in exact:
+            check_model(m, feeds, targets=("llvm",), rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("shape,upper,k", [((4, 4), 1, 1), ((3, 5), 0, -1), ((2, 3, 4), 1, -7),
+                                           ((5, 2), 0, 3), ((1, 3), 1, 0)])
+def test_trilu_by_a_run_time_k(shape, upper, k) -> None:
+    _check_run_time("Trilu", _data(shape), {"k": np.array(k, np.int64)}, 14,
+                    {"upper": upper}, dyn=False)

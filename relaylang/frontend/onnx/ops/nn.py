@@ -343,6 +343,172 @@ def lp_pool_2(ctx: Any, node: Any) -> Any:
     return _lp_pool(ctx, node, int(node.attr("p", 2)))
 
 
+def _global_lp_pool(ctx: Any, node: Any, p: float) -> Any:
+    """(sum over the spatial dims of |x|^p)^(1/p), the spatial dims kept as 1s."""
+    x = node.inputs[0]
+    rank = _rank(ctx, node, x)
+    if rank < 3:
+        raise node.error(f"expects data of rank >= 3, got rank {rank}")
+    dtype = ctx.dtype(x)
+    a = op.abs(x)
+    if p == 1:
+        powered = a
+    elif p == 2:
+        powered = op.multiply(a, a)
+    else:
+        powered = op.power(a, ctx.const(np.asarray(p, dtype)))
+    summed = op.sum(powered, axis=tuple(range(2, rank)), keepdims=True)
+    if p == 1:
+        return summed
+    if p == 2:
+        return op.sqrt(summed)
+    return op.power(summed, ctx.const(np.asarray(1.0 / p, dtype)))
+
+
+@converter("GlobalLpPool", since=1)
+def global_lp_pool_1(ctx: Any, node: Any) -> Any:
+    return _global_lp_pool(ctx, node, float(node.attr("p", 2.0)))
+
+
+@converter("GlobalLpPool", since=2)
+def global_lp_pool_2(ctx: Any, node: Any) -> Any:
+    return _global_lp_pool(ctx, node, int(node.attr("p", 2)))
+
+
+# ---------------------------------------------------------------- Col2Im, CenterCropPad
+
+def _const_ints(ctx: Any, node: Any, i: int, what: str) -> list[int]:
+    v = ctx.value(node.inputs[i])
+    if v is None:
+        raise node.error(f"{what} must be a constant")
+    return [int(d) for d in np.asarray(v).reshape(-1)]
+
+
+@converter("Col2Im", since=18)
+def col2im(ctx: Any, node: Any) -> Any:
+    """Sums the column blocks back into the image: for each kernel offset (in ONNX's
+    order, the row-major order of block_shape) its (N, C, *blocks) slice is spread to the
+    stride grid (zeros between), moved to its dilated offset in the padded image, and
+    added; the padding is then cut off. The additions per pixel run in the same order as
+    the reference's accumulation."""
+    x = node.inputs[0]
+    image = _const_ints(ctx, node, 1, "image_shape")
+    block = _const_ints(ctx, node, 2, "block_shape")
+    nd = len(image)
+    if nd < 1 or len(block) != nd:
+        raise node.error(f"image_shape {image} and block_shape {block} differ in length")
+    shape = ctx.shape(x)
+    if len(shape) != 3:
+        raise node.error(f"input must be 3-D (N, C * prod(block_shape), L), got rank "
+                         f"{len(shape)}")
+    ck, nl = shape[1], shape[2]
+    if not isinstance(ck, int) or not isinstance(nl, int):
+        raise node.error("needs static dims 1 and 2 of the input")
+    k_total = int(np.prod(block, dtype=np.int64))
+    if k_total <= 0 or ck % k_total:
+        raise node.error(f"dim 1 ({ck}) is not a multiple of prod(block_shape) {k_total}")
+    c = ck // k_total
+    strides = _ints(node, "strides", nd, 1)
+    dilations = _ints(node, "dilations", nd, 1)
+    pads_attr = node.attr("pads", None)
+    pads = (tuple(int(v) for v in pads_attr) if pads_attr is not None and len(pads_attr)
+            else (0,) * (2 * nd))
+    if len(pads) != 2 * nd or any(v < 0 for v in pads):
+        raise node.error(f"pads {list(pads)} must be {2 * nd} non-negative values")
+    padded = [image[i] + pads[i] + pads[nd + i] for i in range(nd)]
+    blocks = []
+    for i in range(nd):
+        dk = (block[i] - 1) * dilations[i] + 1
+        nb = (padded[i] - dk) // strides[i] + 1
+        if nb <= 0:
+            raise node.error(f"the block does not fit spatial axis {i}")
+        blocks.append(nb)
+    if int(np.prod(blocks, dtype=np.int64)) != nl:
+        raise node.error(f"the input has {nl} blocks, the geometry gives {blocks}")
+    n = shape[0]
+    lead = (n if isinstance(n, int) else -1,)
+    cols = op.reshape(x, newshape=lead + (c, k_total) + tuple(blocks))
+    dtype = ctx.dtype(x)
+    zero = ctx.const(np.asarray(0, dtype))
+    total: Any = None
+    for k, offset in enumerate(np.ndindex(*block)):
+        part = op.squeeze(op.strided_slice(cols, begin=(k,), end=(k + 1,), strides=(1,),
+                                           axes=(2,)), axis=(2,))
+        # spread each block position to the stride grid: (.., nb) -> (.., nb, s) with
+        # s - 1 zeros after each value -> (.., nb * s)
+        cur = list(blocks)
+        for i in range(nd):
+            s = strides[i]
+            if s == 1:
+                continue
+            part = op.expand_dims(part, axis=3 + i)
+            width = [(0, 0)] * (3 + nd)
+            width[3 + i] = (0, s - 1)
+            part = op.nn.pad(part, zero, pad_width=tuple(width))
+            cur[i] *= s
+            part = op.reshape(part, newshape=lead + (c,) + tuple(cur))
+        # place at the offset inside the padded image
+        width = [(0, 0), (0, 0)]
+        for i in range(nd):
+            begin = offset[i] * dilations[i]
+            extent = blocks[i] * strides[i]
+            end = padded[i] - begin - extent
+            if end < 0:
+                part = op.strided_slice(part, begin=(0,), end=(extent + end,), strides=(1,),
+                                        axes=(2 + i,))
+                end = 0
+            width.append((begin, end))
+        part = op.nn.pad(part, zero, pad_width=tuple(width))
+        total = part if total is None else op.add(total, part)
+    if any(pads):
+        total = op.strided_slice(total, begin=tuple(pads[:nd]),
+                                 end=tuple(pads[i] + image[i] for i in range(nd)),
+                                 strides=(1,) * nd, axes=tuple(range(2, 2 + nd)))
+    return total
+
+
+@converter("CenterCropPad", since=18)
+def center_crop_pad(ctx: Any, node: Any) -> Any:
+    """Per axis: a longer dim is cropped to the centred window (start rounded down), a
+    shorter one padded with zeros (the odd pixel on the end side)."""
+    x = node.inputs[0]
+    shape = ctx.shape(x)
+    rank = len(shape)
+    target = _const_ints(ctx, node, 1, "shape")
+    axes = node.attr("axes", None)
+    axes = list(range(rank)) if axes is None else [int(a) for a in axes]
+    if len(axes) != len(target):
+        raise node.error(f"shape {target} and axes {axes} differ in length")
+    if any(not -rank <= a < rank for a in axes):
+        raise node.error(f"axes {axes} are out of range for rank {rank}")
+    axes = [a % rank for a in axes]
+    if len(set(axes)) != len(axes):
+        raise node.error(f"axes {axes} repeat an axis")
+    out = x
+    width = [(0, 0)] * rank
+    begins, ends, slice_axes = [], [], []
+    for a, t in zip(axes, target):
+        d = shape[a]
+        if not isinstance(d, int):
+            raise node.error(f"axis {a} must have a static size")
+        if t < 0:
+            raise node.error(f"negative target size {t}")
+        if d > t:
+            start = (d - t) // 2
+            begins.append(start)
+            ends.append(start + t)
+            slice_axes.append(a)
+        elif d < t:
+            total = t - d
+            width[a] = (total // 2, total - total // 2)
+    if slice_axes:
+        out = op.strided_slice(out, begin=tuple(begins), end=tuple(ends),
+                               strides=(1,) * len(begins), axes=tuple(slice_axes))
+    if any(w != (0, 0) for w in width):
+        out = op.nn.pad(out, ctx.const(np.asarray(0, ctx.dtype(x))), pad_width=tuple(width))
+    return out
+
+
 # ---------------------------------------------------------------- normalisation
 
 def _batch_norm(ctx: Any, node: Any) -> Any:
@@ -518,6 +684,134 @@ def mean_variance_norm(ctx: Any, node: Any) -> Any:
     return op.divide(op.subtract(x, m), op.add(std, eps))
 
 
+_STASH = {1: "float32"}
+
+
+@converter("RMSNormalization", since=23)
+def rms_norm(ctx: Any, node: Any) -> Any:
+    # ONNX's function body: XU = Cast<stash>(X), RMS = Sqrt(ReduceMean(XU * XU over
+    # [axis, rank)) + epsilon), Y = Cast<T>(XU / RMS) * Scale
+    x, scale = node.inputs[0], node.inputs[1]
+    shape = ctx.shape(x)
+    rank = len(shape)
+    if rank == 0:
+        raise node.error("X must have rank >= 1")
+    axis = int(node.attr("axis", -1))
+    if not -rank <= axis < rank:
+        raise node.error(f"axis {axis} is out of range for rank {rank}")
+    axis %= rank
+    stash = int(node.attr("stash_type", 1))
+    if stash not in _STASH:
+        raise node.error(f"stash_type {stash} is not supported (only 1, float32)")
+    dtype = ctx.dtype(x)
+    if ctx.dtype(scale) != dtype:
+        raise node.error(f"Scale has dtype {ctx.dtype(scale)}, X has {dtype}: mixed "
+                         "precision is not supported")
+    _unidirectional(ctx, node, scale, shape, "Scale")
+    sdt = _STASH[stash]
+    xs = x if dtype == sdt else op.cast(x, dtype=sdt)
+    ms = op.mean(op.multiply(xs, xs), axis=tuple(range(axis, rank)), keepdims=True)
+    eps = ctx.const(np.asarray(float(node.attr("epsilon", 1e-5)), np.float32).astype(sdt))
+    normalized = op.divide(xs, op.sqrt(op.add(ms, eps)))
+    if dtype != sdt:
+        normalized = op.cast(normalized, dtype=dtype)
+    return op.multiply(normalized, scale)
+
+
+def _unidirectional(ctx: Any, node: Any, b: Any, shape: tuple, what: str) -> None:
+    """`b` must broadcast to `shape` without growing it (ONNX unidirectional
+    broadcasting); dims unknown at import are taken on trust."""
+    b_shape = ctx.shape(b)
+    if len(b_shape) > len(shape):
+        raise node.error(f"{what} of rank {len(b_shape)} does not broadcast to rank "
+                         f"{len(shape)}")
+    for bd, d in zip(reversed(b_shape), reversed(shape)):
+        if isinstance(bd, int) and isinstance(d, int) and bd not in (1, d):
+            raise node.error(f"{what} of shape {tuple(b_shape)} does not broadcast to "
+                             f"{tuple(shape)}")
+
+
+def _lp_norm(ctx: Any, node: Any) -> Any:
+    # Y = X / Lp_norm(X, axis) (p 1: sum |x|, p 2: sqrt(sum x^2)); 0 where the norm is 0
+    x = node.inputs[0]
+    rank = _rank(ctx, node, x)
+    if rank == 0:
+        raise node.error("input must have rank >= 1")
+    axis = int(node.attr("axis", -1))
+    if not -rank <= axis < rank:
+        raise node.error(f"axis {axis} is out of range for rank {rank}")
+    axis %= rank
+    p = int(node.attr("p", 2))
+    if p == 1:
+        norm = op.sum(op.abs(x), axis=(axis,), keepdims=True)
+    elif p == 2:
+        norm = op.sqrt(op.sum(op.multiply(x, x), axis=(axis,), keepdims=True))
+    else:
+        raise node.error(f"p={p} is not 1 or 2")
+    zero = ctx.const(np.asarray(0, ctx.dtype(x)))
+    return op.where(op.equal(norm, zero), zero, op.divide(x, norm))
+
+
+@converter("LpNormalization", since=1)
+def lp_norm_1(ctx: Any, node: Any) -> Any:
+    return _lp_norm(ctx, node)
+
+
+@converter("LpNormalization", since=22)
+def lp_norm_22(ctx: Any, node: Any) -> Any:
+    return _lp_norm(ctx, node)
+
+
+@converter("Swish", since=24)
+def swish(ctx: Any, node: Any) -> Any:
+    # ONNX's function body: Y = X * Sigmoid(CastLike(alpha, X) * X)
+    x = node.inputs[0]
+    alpha = float(node.attr("alpha", 1.0))
+    dtype = ctx.dtype(x)
+    if alpha == 1.0:
+        return op.multiply(x, op.sigmoid(x))      # 1 * x is x exactly
+    scaled = op.multiply(ctx.const(np.asarray(alpha, np.float32).astype(dtype)), x)
+    return op.multiply(x, op.sigmoid(scaled))
+
+
+def _cumprod_along(x: Any, axis: int, exclusive: bool, reverse: bool) -> Any:
+    if reverse:
+        return op.reverse(op.cumprod(op.reverse(x, axis=axis), axis=axis,
+                                     exclusive=exclusive), axis=axis)
+    return op.cumprod(x, axis=axis, exclusive=exclusive)
+
+
+@converter("CumProd", since=26)
+def cumprod(ctx: Any, node: Any) -> Any:
+    x, axis_in = node.inputs[0], node.inputs[1]
+    rank = _rank(ctx, node, x)
+    if rank == 0:
+        raise node.error("x must have rank >= 1")
+    exclusive = bool(node.attr("exclusive", 0))
+    reverse = bool(node.attr("reverse", 0))
+    axis_shape = ctx.shape(axis_in)
+    if any(not isinstance(d, int) for d in axis_shape) or math.prod(axis_shape) != 1:
+        raise node.error(f"axis must hold one element, got shape {tuple(axis_shape)}")
+    axis_v = ctx.value(axis_in)
+    if axis_v is not None:
+        axis = int(np.asarray(axis_v).reshape(-1)[0])
+        if not -rank <= axis < rank:
+            raise node.error(f"axis {axis} is out of range for rank {rank}")
+        return _cumprod_along(x, axis % rank, exclusive, reverse)
+    if rank == 1:
+        # the only valid axes of a 1-D input (0 and -1) are the same axis
+        return _cumprod_along(x, 0, exclusive, reverse)
+    # an axis known only at run time: the product along each axis, the one the value
+    # names selected (each candidate is computed exactly as for a constant axis)
+    a = op.cast(op.reshape(axis_in, newshape=()), dtype="int64")
+    a = op.where(op.less(a, _i64_const(ctx, 0)), op.add(a, _i64_const(ctx, rank)), a)
+    out = _cumprod_along(x, rank - 1, exclusive, reverse)
+    for k in range(rank - 2, -1, -1):
+        out = op.where(op.equal(a, _i64_const(ctx, k)),
+                       _cumprod_along(x, k, exclusive, reverse), out)
+    return out
+
+
 # ---------------------------------------------------------------- Gemm, MatMul
 
 def _gemm(ctx: Any, node: Any) -> Any:
@@ -549,6 +843,110 @@ def gemm(ctx: Any, node: Any) -> Any:
     return _gemm(ctx, node)
 
 
+def _i64_const(ctx: Any, value: Any) -> Any:
+    return ctx.const(np.asarray(value, np.int64))
+
+
+def _shape_vector(ctx: Any, x: Any) -> Any:
+    """The shape of `x` as a 1-D int64 tensor (a constant when static)."""
+    static = ctx.static_shape(x)
+    if static is not None:
+        return _i64_const(ctx, np.asarray(static, np.int64).reshape(-1))
+    return op.shape_of(x, dtype="int64")
+
+
+def _vec_slice(vec: Any, begin: int, end: int) -> Any:
+    return op.strided_slice(vec, begin=(begin,), end=(end,), strides=(1,))
+
+
+def _matmul_dynamic(ctx: Any, node: Any, a: Any, b: Any, a_shape: tuple,
+                    b_shape: tuple) -> Any:
+    """numpy.matmul over dims unknown at import (as TVM's MatMul converter does for
+    dynamic shapes): 1-D operands become matrices, the batch dims broadcast (run-time
+    shape arithmetic: a dim of 1 takes the other's), each operand is broadcast to the
+    batch and flattened to (prod(batch), rows, cols) with dyn.reshape, one batch_matmul,
+    and the result reshaped to batch + (M,) + (N,) (M / N dropped for 1-D operands)."""
+    ra, rb = len(a_shape), len(b_shape)
+    if ra == 1:
+        a = op.expand_dims(a, axis=0)
+        a_shape = (1,) + a_shape
+    if rb == 1:
+        b = op.expand_dims(b, axis=1)
+        b_shape = b_shape + (1,)
+    ka, kb = a_shape[-1], b_shape[-2]
+    if isinstance(ka, int) and isinstance(kb, int) and ka != kb:
+        raise node.error(f"inner dims differ: {a_shape} x {b_shape}")
+    nbatch = max(len(a_shape), len(b_shape)) - 2
+    sa, sb = _shape_vector(ctx, a), _shape_vector(ctx, b)
+
+    def batch_of(shape: tuple, vec: Any) -> Any:
+        own = len(shape) - 2
+        parts = []
+        if own < nbatch:
+            parts.append(_i64_const(ctx, np.ones(nbatch - own, np.int64)))
+        if own:
+            parts.append(_vec_slice(vec, 0, own))
+        return parts[0] if len(parts) == 1 else op.concatenate(parts, axis=0)
+
+    a_batch, b_batch = batch_of(a_shape, sa), batch_of(b_shape, sb)
+    one = _i64_const(ctx, 1)
+    batch = op.where(op.equal(a_batch, one), b_batch, a_batch)
+    nb = op.prod(batch, axis=(0,), keepdims=True)
+    a_bd = [d for d in a_shape[:-2]]
+    b_bd = [d for d in b_shape[:-2]]
+
+    def flatten(x: Any, shape: tuple, vec: Any, own_batch: list) -> Any:
+        mats = _vec_slice(vec, len(shape) - 2, len(shape))
+        if all(d == 1 for d in own_batch):
+            # no batch of its own: batch_matmul broadcasts a batch of 1
+            return op.dyn.reshape(x, op.concatenate([_i64_const(ctx, [1]), mats], axis=0),
+                                  allowzero=True)
+        if not (len(own_batch) == nbatch
+                and all(isinstance(d, int) and d != 1 for d in own_batch)):
+            x = op.dyn.broadcast_to(x, op.concatenate([batch, mats], axis=0))
+        return op.dyn.reshape(x, op.concatenate([nb, mats], axis=0), allowzero=True)
+
+    out = op.nn.batch_matmul(flatten(a, a_shape, sa, a_bd), flatten(b, b_shape, sb, b_bd),
+                             transpose_a=False, transpose_b=False)
+    parts = [batch]
+    if ra != 1:
+        parts.append(_vec_slice(sa, len(a_shape) - 2, len(a_shape) - 1))
+    if rb != 1:
+        parts.append(_vec_slice(sb, len(b_shape) - 1, len(b_shape)))
+    # the result dims known at import: a static reshape keeps them in the type when at
+    # most one is unknown (and none is 0, which would leave -1 undetermined)
+    static = [_broadcast_dim(da, db) for da, db in
+              zip(_padded(a_shape[:-2], nbatch), _padded(b_shape[:-2], nbatch))]
+    if ra != 1:
+        static.append(a_shape[-2])
+    if rb != 1:
+        static.append(b_shape[-1])
+    unknown = [d for d in static if not isinstance(d, int)]
+    if len(unknown) <= 1 and all(d != 0 for d in static):
+        return op.reshape(out, newshape=tuple(d if isinstance(d, int) else -1
+                                              for d in static))
+    return op.dyn.reshape(out, op.concatenate(parts, axis=0), allowzero=True)
+
+
+def _padded(dims: tuple, n: int) -> tuple:
+    return (1,) * (n - len(dims)) + tuple(dims)
+
+
+def _broadcast_dim(da: Any, db: Any) -> Any:
+    """The broadcast of two batch dims when known at import (else None)."""
+    if isinstance(da, int) and da != 1:
+        return da
+    if isinstance(db, int) and db != 1:
+        return db
+    if da == 1 and db == 1:
+        return 1
+    if da == 1:
+        return db if isinstance(db, int) else None
+    if db == 1:
+        return da if isinstance(da, int) else None
+    return None
+
+
 def _matmul(ctx: Any, node: Any) -> Any:
     a, b = node.inputs[0], node.inputs[1]
     a_shape, b_shape = tuple(ctx.shape(a)), tuple(ctx.shape(b))
@@ -571,16 +969,17 @@ def _matmul(ctx: Any, node: Any) -> Any:
         # (..., M, K) x (K, N): one dense over the flattened rows
         k, n = b_shape
         rows = a_shape[:-1]
-        unknown = [d for d in rows if not isinstance(d, int)]
-        if len(unknown) > 1:
-            raise node.error(f"MatMul of a {a_shape} operand needs its leading dims static "
-                             "but one")
         out = op.nn.dense(op.reshape(a, newshape=(-1, k)), op.transpose(b, axes=(1, 0)),
                           units=n)
-        return op.reshape(out, newshape=tuple(d if isinstance(d, int) else -1 for d in rows)
-                          + (n,))
+        if sum(1 for d in rows if not isinstance(d, int)) <= 1:
+            return op.reshape(out, newshape=tuple(d if isinstance(d, int) else -1
+                                                  for d in rows) + (n,))
+        rows_t = op.strided_slice(_shape_vector(ctx, a), begin=(0,), end=(ra - 1,),
+                                  strides=(1,))
+        return op.dyn.reshape(out, op.concatenate([rows_t, _i64_const(ctx, [n])], axis=0),
+                              allowzero=True)
     if not all(isinstance(d, int) for d in a_shape + b_shape):
-        raise node.error(f"batched MatMul needs static shapes, got {a_shape} x {b_shape}")
+        return _matmul_dynamic(ctx, node, a, b, a_shape, b_shape)
     # numpy semantics: 1-D operands become matrices, batch dims broadcast
     a_m = (1,) + a_shape if ra == 1 else a_shape
     b_m = b_shape + (1,) if rb == 1 else b_shape

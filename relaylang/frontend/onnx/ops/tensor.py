@@ -62,6 +62,75 @@ def _rank(ctx: Any, expr: Any) -> int:
     return len(ctx.shape(expr))
 
 
+# ---------------------------------------------------------------- run-time index values
+# Inputs such as Slice's starts or Pad's pads may be graph inputs: their values are then
+# computed with int64 tensor arithmetic (on shape_of for the dimensions) and fed to the
+# dyn.* ops; DynamicToStatic makes the calls static where the values fold to constants.
+
+def _i64(ctx: Any, expr: Any) -> Any:
+    return expr if ctx.dtype(expr) == "int64" else op.cast(expr, dtype="int64")
+
+
+def _c64(ctx: Any, value: Any) -> Any:
+    return ctx.const(np.asarray(value, np.int64))
+
+
+def _dims(ctx: Any, x: Any) -> Any:
+    """The shape of `x` as a 1-D int64 tensor (a constant when static)."""
+    static = ctx.static_shape(x)
+    if static is not None:
+        return _c64(ctx, np.asarray(static, np.int64).reshape(-1))
+    return op.shape_of(x, dtype="int64")
+
+
+def _vector(ctx: Any, node: Any, i: int, what: str) -> tuple[Any, int]:
+    """Input `i` as a run-time 1-D int64 tensor and its static length."""
+    expr = node.inputs[i]
+    shape = ctx.shape(expr)
+    if len(shape) != 1 or not isinstance(shape[0], int):
+        raise node.error(f"input {i} ({what}) must be a 1-D tensor of known length, got "
+                         f"shape {tuple(shape)}")
+    return _i64(ctx, expr), shape[0]
+
+
+def _scalar_i64(ctx: Any, node: Any, expr: Any, what: str) -> Any:
+    """A one-element run-time integer (or float, truncated) tensor as an int64 scalar."""
+    shape = ctx.shape(expr)
+    if any(not isinstance(d, int) for d in shape) or math.prod(shape) != 1:
+        raise node.error(f"{what} must hold one element, got shape {tuple(shape)}")
+    expr = _i64(ctx, expr)
+    return op.reshape(expr, newshape=()) if shape else expr
+
+
+def _element(vec: Any, k: int) -> Any:
+    """vec[k:k+1] of a 1-D tensor."""
+    return op.strided_slice(vec, begin=(k,), end=(k + 1,), strides=(1,))
+
+
+def _norm_axes(ctx: Any, axes: Any, rank: int) -> Any:
+    """Run-time axes with negatives counted from the end of `rank` axes."""
+    return op.where(op.less(axes, _c64(ctx, 0)), op.add(axes, _c64(ctx, rank)), axes)
+
+
+def _axis_index(ctx: Any, node: Any, axes: Any, n: int, length: int) -> Any:
+    """For each of the first `length` dimensions, the position in `axes` (n entries:
+    a list of normalised ints, or a run-time int64 tensor of normalised axes) of the
+    entry naming it, or n when none does (index of a default appended to a vector)."""
+    if isinstance(axes, list):
+        return _c64(ctx, [axes.index(k) if k in axes else n for k in range(length)])
+    hit = op.equal(op.reshape(axes, newshape=(n, 1)),
+                   _c64(ctx, np.arange(length).reshape(1, length)))
+    pos = op.sum(op.where(hit, _c64(ctx, np.arange(n).reshape(n, 1)), _c64(ctx, 0)), axis=(0,))
+    count = op.sum(op.cast(hit, dtype="int64"), axis=(0,))
+    return op.where(op.equal(count, _c64(ctx, 0)), _c64(ctx, n), pos)
+
+
+def _per_dim(ctx: Any, vec: Any, index: Any, default: int) -> Any:
+    """vec's entries moved to the dimensions they name (`_axis_index`), `default` on the
+    others."""
+    return op.take(op.concatenate([vec, _c64(ctx, [default])], axis=0), index, axis=0)
+
+
 # ---------------------------------------------------------------- constants
 
 @converter("Constant", since=1)
@@ -117,6 +186,8 @@ def eye_like(ctx: Any, node: Any) -> Any:
 
 @converter("Range", since=11)
 def range_(ctx: Any, node: Any) -> Any:
+    if any(ctx.value(node.inputs[i]) is None for i in range(3)):
+        return _range_dynamic(ctx, node)
     start, limit, delta = (_known(ctx, node, i, name)
                            for i, name in enumerate(("start", "limit", "delta")))
     if start is None or limit is None or delta is None:
@@ -143,6 +214,38 @@ def range_(ctx: Any, node: Any) -> Any:
             out[i] = acc
             acc = (acc + delta).astype(dtype)
     return ctx.const(out)
+
+
+def _range_dynamic(ctx: Any, node: Any) -> Any:
+    """Range with start, limit or delta known only at run time, as ONNX (and
+    onnxruntime) define it: n = max(ceil((limit - start) / delta), 0) elements, each the
+    previous plus delta (an accumulation in the dtype, which rounds as ONNX's loop does:
+    a cumsum of [start, delta, delta, ...]; relaylang's arange computes start + i * delta
+    instead)."""
+    dtype = ctx.dtype(node.inputs[0])
+    for i, name in enumerate(("start", "limit", "delta")):
+        if ctx.shape(node.inputs[i]) not in ((), (1,)):
+            raise node.error(f"{name} must be a scalar, got shape {ctx.shape(node.inputs[i])}")
+        if ctx.dtype(node.inputs[i]) != dtype:
+            raise node.error("start, limit and delta must have one dtype")
+    if dtype == "bfloat16":
+        raise node.error("bfloat16 ranges are not supported")
+    start, limit, delta = (op.reshape(e, newshape=()) if ctx.shape(e) else e
+                           for e in node.inputs[:3])
+    if dtype.startswith(("float",)):
+        # onnxruntime: ceil(double(limit - start) / double(delta)), the difference in the dtype
+        span = op.cast(op.subtract(limit, start), dtype="float64")
+        n = op.cast(op.ceil(op.divide(span, op.cast(delta, dtype="float64"))), dtype="int64")
+    else:
+        span = op.subtract(_i64(ctx, limit), _i64(ctx, start))
+        n = op.negative(op.floor_divide(op.negative(span), _i64(ctx, delta)))
+    zero = _c64(ctx, 0)
+    n = op.maximum(n, zero)
+    rest = op.dyn.full(delta, op.reshape(op.maximum(op.subtract(n, _c64(ctx, 1)), zero),
+                                         newshape=(1,)), dtype=dtype)
+    steps = op.concatenate([op.reshape(start, newshape=(1,)), rest], axis=0)
+    return op.dyn.strided_slice(op.cumsum(steps, axis=0), _c64(ctx, [0]),
+                                op.reshape(n, newshape=(1,)), _c64(ctx, [1]))
 
 
 # ---------------------------------------------------------------- shape queries
@@ -271,6 +374,13 @@ def squeeze_1(ctx: Any, node: Any) -> Any:
 
 @converter("Squeeze", since=13)
 def squeeze_13(ctx: Any, node: Any) -> Any:
+    if node.input(1) is not None and ctx.value(node.inputs[1]) is None:
+        # axes known at run time: the result's rank is the input's less their count
+        axes, n = _vector(ctx, node, 1, "axes")
+        if n > _rank(ctx, node.inputs[0]):
+            raise node.error(f"{n} axes to squeeze from a tensor of rank "
+                             f"{_rank(ctx, node.inputs[0])}")
+        return op.dyn.squeeze(node.inputs[0], axes) if n else node.inputs[0]
     return _squeeze(ctx, node, _ints(_known(ctx, node, 1, "axes")))
 
 
@@ -294,7 +404,31 @@ def unsqueeze_1(ctx: Any, node: Any) -> Any:
 
 @converter("Unsqueeze", since=13)
 def unsqueeze_13(ctx: Any, node: Any) -> Any:
+    if ctx.value(node.inputs[1]) is None:
+        return _unsqueeze_dynamic(ctx, node)
     return _unsqueeze(ctx, node, _ints(_known(ctx, node, 1, "axes")))
+
+
+def _unsqueeze_dynamic(ctx: Any, node: Any) -> Any:
+    """Axes known at run time (their count is static, so is the result's rank): output
+    dimension k is 1 where an axis names it, else input dimension k - #{axes <= k};
+    dyn.reshape to that shape (allowzero: a 0 is a zero-sized dimension)."""
+    x = node.inputs[0]
+    axes, n = _vector(ctx, node, 1, "axes")
+    rank = _rank(ctx, x)
+    out_rank = rank + n
+    if n == 0:
+        return x
+    if rank == 0:
+        return op.reshape(x, newshape=(1,) * n)
+    axes = op.reshape(_norm_axes(ctx, axes, out_rank), newshape=(n, 1))
+    k = _c64(ctx, np.arange(out_rank).reshape(1, out_rank))
+    new = op.greater(op.sum(op.cast(op.equal(axes, k), dtype="int64"), axis=(0,)),
+                     _c64(ctx, 0))
+    before = op.sum(op.cast(op.less_equal(axes, k), dtype="int64"), axis=(0,))
+    src = op.subtract(_c64(ctx, np.arange(out_rank)), before)
+    shape = op.where(new, _c64(ctx, 1), op.take(_dims(ctx, x), src, axis=0, mode="clip"))
+    return op.dyn.reshape(x, shape, allowzero=True)
 
 
 @converter("Identity", since=1)
@@ -321,7 +455,9 @@ def _split(ctx: Any, node: Any, sizes: list[int] | None, num_outputs: int | None
     n = len(node.outputs)
     if sizes is None:
         if not isinstance(dim, int):
-            raise node.error(f"splitting axis {axis} of unknown size needs `split` sizes")
+            if num_outputs is not None and num_outputs != n:
+                raise node.error(f"num_outputs {num_outputs} but {n} outputs")
+            return [x] if n == 1 else _split_dynamic(ctx, node, num_outputs)
         if num_outputs is not None:          # opset 18: ceil-sized chunks, a smaller last
             if num_outputs != n:
                 raise node.error(f"num_outputs {num_outputs} but {n} outputs")
@@ -362,13 +498,54 @@ def split_2(ctx: Any, node: Any) -> Any:
     return _split(ctx, node, node.attr("split", None), None)
 
 
+def _split_dynamic(ctx: Any, node: Any, num_outputs: int | None = None) -> list[Any]:
+    """Split sizes known only at run time (their count is the node's outputs), or an axis
+    of a size known only at run time split in equal parts (num_outputs: ceil-sized
+    parts, a smaller last): output k is dyn.strided_slice [sum(sizes[:k]),
+    sum(sizes[:k + 1])) of the axis."""
+    x = node.inputs[0]
+    axis = _axis(node, int(node.attr("axis", 0)), _rank(ctx, x))
+    n = len(node.outputs)
+    if node.input(1) is not None:
+        sizes, count = _vector(ctx, node, 1, "split")
+        if count != n:
+            raise node.error(f"split has {count} sizes but the node has {n} outputs")
+    else:
+        dim = op.take(_dims(ctx, x), _c64(ctx, axis), axis=0)
+        if num_outputs is None:     # equal parts (a size not divisible fails in onnxruntime)
+            chunk = op.floor_divide(dim, _c64(ctx, n))
+            sizes = op.full(chunk, shape=(n,), dtype="int64")
+        else:
+            chunk = op.negative(op.floor_divide(op.negative(dim), _c64(ctx, n)))
+            last = op.subtract(dim, op.multiply(chunk, _c64(ctx, n - 1)))
+            sizes = op.concatenate([op.full(chunk, shape=(n - 1,), dtype="int64"),
+                                    op.reshape(last, newshape=(1,))], axis=0)
+    ends = op.cumsum(sizes, axis=0)
+    lead_b = _c64(ctx, np.zeros(axis, np.int64))
+    lead_e = _c64(ctx, np.full(axis, _INT64_MAX, np.int64))
+    strides = _c64(ctx, np.ones(axis + 1, np.int64))
+    out = []
+    for k in range(n):
+        end = _element(ends, k)
+        begin = op.subtract(end, _element(sizes, k))
+        out.append(op.dyn.strided_slice(x, op.concatenate([lead_b, begin], axis=0),
+                                        op.concatenate([lead_e, end], axis=0), strides))
+    return out
+
+
 @converter("Split", since=13)
 def split_13(ctx: Any, node: Any) -> Any:
+    if node.input(1) is not None and ctx.value(node.inputs[1]) is None:
+        return _split_dynamic(ctx, node)
     return _split(ctx, node, _ints(_known(ctx, node, 1, "split")), None)
 
 
 @converter("Split", since=18)
 def split_18(ctx: Any, node: Any) -> Any:
+    if node.input(1) is not None and ctx.value(node.inputs[1]) is None:
+        if node.attr("num_outputs", None) is not None:
+            raise node.error("exactly one of the `split` input and `num_outputs` is required")
+        return _split_dynamic(ctx, node)
     sizes = _ints(_known(ctx, node, 1, "split"))
     num = node.attr("num_outputs", None)
     if (sizes is None) == (num is None):
@@ -399,6 +576,8 @@ def _slice(ctx: Any, node: Any, starts: list[int], ends: list[int], axes: list[i
             # topi's canonicalisation is ONNX's except for a backward slice starting
             # before the axis (ONNX clamps it to 0, topi selects nothing)
             if s < 0 and b < -1:
+                if ctx.opset >= 10:       # the same values as run-time tensors
+                    return _slice_dynamic(ctx, node)
                 raise node.error(f"a negative step from start {b} on axis {a} of unknown "
                                  "size is not supported")
             begin.append(b)
@@ -443,8 +622,77 @@ def slice_1(ctx: Any, node: Any) -> Any:
                   None if axes is None else [int(v) for v in axes], None)
 
 
+def _slice_dynamic(ctx: Any, node: Any) -> Any:
+    """Slice-10+ with starts/ends/axes/steps known only at run time: ONNX's clamping per
+    sliced axis in int64 arithmetic on the dimensions, then dyn.strided_slice over the
+    leading axes up to the last sliced one (every axis when the axes are run-time
+    values). The begin/end given are canonical for topi (non-negative, end on the right
+    side of begin), except an end before index 0 of a backward slice, written -(dim + 1)
+    (topi wraps negatives once)."""
+    x = node.inputs[0]
+    rank = _rank(ctx, x)
+    if node.input(1) is None or node.input(2) is None:
+        raise node.error("starts and ends are required")
+    starts, n = _vector(ctx, node, 1, "starts")
+    ends, n_end = _vector(ctx, node, 2, "ends")
+    if n_end != n:
+        raise node.error("starts, ends, axes and steps must have one length")
+    if node.input(4) is None:
+        steps = _c64(ctx, np.ones(n, np.int64))
+    else:
+        steps, n_steps = _vector(ctx, node, 4, "steps")
+        if n_steps != n:
+            raise node.error("starts, ends, axes and steps must have one length")
+        known = ctx.value(node.inputs[4])
+        if known is not None and 0 in _ints(known):
+            raise node.error("steps must be non-zero")
+    axes_v = None if node.input(3) is None else ctx.value(node.inputs[3])
+    if node.input(3) is None or axes_v is not None:
+        axes: Any = list(range(n)) if axes_v is None else \
+            [_axis(node, a, rank, "axes entry") for a in _ints(axes_v)]
+        if len(axes) != n:
+            raise node.error("starts, ends, axes and steps must have one length")
+        if len(set(axes)) != n:
+            raise node.error(f"axes {axes} repeat an axis")
+        if n == 0:
+            return x
+        length = max(axes) + 1
+        dims = op.take(_dims(ctx, x), _c64(ctx, axes), axis=0)
+    else:
+        axes_t, n_axes = _vector(ctx, node, 3, "axes")
+        if n_axes != n:
+            raise node.error("starts, ends, axes and steps must have one length")
+        if n == 0:
+            return x
+        # which axes are sliced is known when the program runs: every axis is covered
+        # (an axis no entry names: the whole axis)
+        axes = _norm_axes(ctx, axes_t, rank)
+        length = rank
+        dims = op.take(_dims(ctx, x), axes, axis=0, mode="clip")
+    zero, one = _c64(ctx, 0), _c64(ctx, 1)
+    forward = op.greater(steps, zero)
+    b = op.where(op.less(starts, zero), op.add(starts, dims), starts)
+    e = op.where(op.less(ends, zero), op.add(ends, dims), ends)
+    last = op.subtract(dims, one)
+    # starts clamp to [0, dim] ([0, dim - 1] backwards), ends to [0, dim] ([-1, dim - 1])
+    b = op.where(forward, op.minimum(op.maximum(b, zero), dims),
+                 op.minimum(op.maximum(b, zero), last))
+    e = op.where(forward, op.minimum(op.maximum(e, zero), dims),
+                 op.minimum(op.maximum(e, _c64(ctx, -1)), last))
+    # an empty selection: end = begin
+    e = op.where(forward, op.maximum(e, b), op.minimum(e, b))
+    e = op.where(op.less(e, zero), op.subtract(e, dims), e)
+    index = _axis_index(ctx, node, axes, n, length)
+    return op.dyn.strided_slice(x, _per_dim(ctx, b, index, 0),
+                                _per_dim(ctx, e, index, _INT64_MAX),
+                                _per_dim(ctx, steps, index, 1))
+
+
 @converter("Slice", since=10)
 def slice_10(ctx: Any, node: Any) -> Any:
+    if any(node.input(i) is not None and ctx.value(node.inputs[i]) is None
+           for i in range(1, 5)):
+        return _slice_dynamic(ctx, node)
     starts = _ints(_known(ctx, node, 1, "starts"))
     ends = _ints(_known(ctx, node, 2, "ends"))
     if starts is None or ends is None:
@@ -617,19 +865,7 @@ def _pad(ctx: Any, node: Any, pads: list[int] | None, value: Any, mode: str,
             raise node.error(f"edge padding of empty axis {k}")
     if not any(before) and not any(after):
         return x
-    dtype = ctx.dtype(node.inputs[0])
-    if value is None or mode != "constant":
-        pad_val = ctx.const(np.zeros((), dtype=dtype))
-    elif isinstance(value, (int, float)):
-        pad_val = ctx.const(np.asarray(value).astype(dtype))
-    else:
-        known = ctx.value(value)
-        if known is not None:
-            if known.size != 1:
-                raise node.error("constant_value must hold one element")
-            pad_val = ctx.const(np.asarray(known).reshape(()).astype(dtype))
-        else:
-            pad_val = op.reshape(value, newshape=()) if ctx.shape(value) else value
+    pad_val = _pad_value(ctx, node, value, mode)
     return op.nn.pad(x, pad_val, pad_width=tuple((b, a) for b, a in zip(before, after)),
                      pad_mode=mode)
 
@@ -646,14 +882,74 @@ def pad_2(ctx: Any, node: Any) -> Any:
                 node.attr("mode", "constant"), None)
 
 
+def _pad_value(ctx: Any, node: Any, value: Any, mode: str) -> Any:
+    """The scalar pad value in the input's dtype (zero when omitted or not constant mode)."""
+    dtype = ctx.dtype(node.inputs[0])
+    if value is None or mode != "constant":
+        return ctx.const(np.zeros((), dtype=dtype))
+    if isinstance(value, (int, float)):
+        return ctx.const(np.asarray(value).astype(dtype))
+    known = ctx.value(value)
+    if known is not None:
+        if known.size != 1:
+            raise node.error("constant_value must hold one element")
+        return ctx.const(np.asarray(known).reshape(()).astype(dtype))
+    return op.reshape(value, newshape=()) if ctx.shape(value) else value
+
+
+def _pad_dynamic(ctx: Any, node: Any, mode: str, with_axes: bool) -> Any:
+    """Pad-11+ with pads (or Pad-18's axes) known only at run time: the widths per axis
+    as a (rank, 2) int64 tensor for dyn.nn.pad; negative widths remove elements first
+    (dyn.strided_slice), as in the static form."""
+    x = node.inputs[0]
+    rank = _rank(ctx, x)
+    if node.input(1) is None:
+        raise node.error("pads are required")
+    if mode not in ("constant", "reflect", "edge"):
+        raise node.error(f"mode {mode!r} is not supported")
+    pads, n2 = _vector(ctx, node, 1, "pads")
+    axes_expr = node.input(3) if with_axes else None
+    axes: Any
+    if axes_expr is None:
+        axes = list(range(rank))
+    elif ctx.value(axes_expr) is not None:
+        axes = [_axis(node, a, rank, "axes entry") for a in _ints(ctx.value(axes_expr))]
+        if len(set(axes)) != len(axes):
+            raise node.error(f"axes {axes} repeat an axis")
+    else:
+        axes, n_axes = _vector(ctx, node, 3, "axes")
+        axes = _norm_axes(ctx, axes, rank)
+    n = len(axes) if isinstance(axes, list) else n_axes
+    if n2 != 2 * n:
+        raise node.error(f"{n2} pads for {n} axes")
+    if rank == 0:
+        return x
+    index = _axis_index(ctx, node, axes, n, rank)
+    before = _per_dim(ctx, op.strided_slice(pads, begin=(0,), end=(n,), strides=(1,)),
+                      index, 0)
+    after = _per_dim(ctx, op.strided_slice(pads, begin=(n,), end=(2 * n,), strides=(1,)),
+                     index, 0)
+    zero = _c64(ctx, np.zeros(rank, np.int64))
+    x = op.dyn.strided_slice(x, op.maximum(op.negative(before), zero),
+                             op.subtract(_dims(ctx, x), op.maximum(op.negative(after), zero)),
+                             _c64(ctx, np.ones(rank, np.int64)))
+    width = op.stack([op.maximum(before, zero), op.maximum(after, zero)], axis=1)
+    return op.dyn.nn.pad(x, width, _pad_value(ctx, node, node.input(2), mode),
+                         pad_mode=mode)
+
+
 @converter("Pad", since=11)
 def pad_11(ctx: Any, node: Any) -> Any:
+    if node.input(1) is not None and ctx.value(node.inputs[1]) is None:
+        return _pad_dynamic(ctx, node, node.attr("mode", "constant"), False)
     return _pad(ctx, node, _ints(_known(ctx, node, 1, "pads")), node.input(2),
                 node.attr("mode", "constant"), None)
 
 
 @converter("Pad", since=18)
 def pad_18(ctx: Any, node: Any) -> Any:
+    if any(node.input(i) is not None and ctx.value(node.inputs[i]) is None for i in (1, 3)):
+        return _pad_dynamic(ctx, node, node.attr("mode", "constant"), True)
     return _pad(ctx, node, _ints(_known(ctx, node, 1, "pads")), node.input(2),
                 node.attr("mode", "constant"), _ints(_known(ctx, node, 3, "axes")))
 
@@ -665,6 +961,8 @@ def one_hot(ctx: Any, node: Any) -> Any:
     """Indices in [-depth, -1] count from the end (OneHot-11's text; onnxruntime and
     ONNX's reference implementation do the same for OneHot-9), others give all off."""
     idx, values = node.inputs[0], node.inputs[2]
+    if ctx.value(node.inputs[1]) is None:
+        return _one_hot_dynamic(ctx, node)
     depth_v = _known(ctx, node, 1, "depth")
     assert depth_v is not None
     if depth_v.size != 1:
@@ -684,6 +982,22 @@ def one_hot(ctx: Any, node: Any) -> Any:
     off = op.take(values, ctx.const(np.int64(0)), axis=0)
     on = op.take(values, ctx.const(np.int64(1)), axis=0)
     return op.one_hot(idx, on, off, depth=depth, axis=axis if axis != rank else -1)
+
+
+def _one_hot_dynamic(ctx: Any, node: Any) -> Any:
+    """OneHot with the depth known at run time (truncated to int64 as onnxruntime does):
+    dyn.one_hot."""
+    idx, values = node.inputs[0], node.inputs[2]
+    depth = _scalar_i64(ctx, node, node.inputs[1], "depth")
+    if ctx.shape(values) != (2,):
+        raise node.error("values must be a tensor of two elements [off, on]")
+    rank = _rank(ctx, idx)
+    axis = _axis(node, int(node.attr("axis", -1)), rank + 1)
+    idx = _i64(ctx, idx)
+    idx = op.where(op.less(idx, _c64(ctx, 0)), op.add(idx, depth), idx)
+    off = op.take(values, _c64(ctx, 0), axis=0)
+    on = op.take(values, _c64(ctx, 1), axis=0)
+    return op.dyn.one_hot(idx, on, off, depth, axis=axis if axis != rank else -1)
 
 
 @converter("CumSum", since=11)
@@ -717,11 +1031,18 @@ def trilu(ctx: Any, node: Any) -> Any:
     shape = ctx.shape(x)
     if len(shape) < 2 or not all(isinstance(d, int) for d in shape[-2:]):
         raise node.error(f"the last two dimensions must be static, got {shape}")
-    k_v = _known(ctx, node, 1, "k")
-    k = 0 if k_v is None else int(np.asarray(k_v).reshape(()))
     n, m = shape[-2], shape[-1]
     rows, cols = np.arange(n)[:, None], np.arange(m)[None, :]
-    keep = cols - rows >= k if node.attr("upper", 1) else cols - rows <= k
     zero = ctx.const(np.zeros((), ctx.dtype(x)))
+    if node.input(1) is not None and ctx.value(node.inputs[1]) is None:
+        # k known at run time: the mask compares the diagonal offsets with it
+        k_t = _scalar_i64(ctx, node, node.inputs[1], "k")
+        offsets = _c64(ctx, (cols - rows).astype(np.int64))
+        keep_t = op.greater_equal(offsets, k_t) if node.attr("upper", 1) else \
+            op.less_equal(offsets, k_t)
+        return op.where(keep_t, x, zero)
+    k_v = _known(ctx, node, 1, "k")
+    k = 0 if k_v is None else int(np.asarray(k_v).reshape(()))
+    keep = cols - rows >= k if node.attr("upper", 1) else cols - rows <= k
     return op.where(ctx.const(keep), x, zero)
 

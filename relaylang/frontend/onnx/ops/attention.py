@@ -253,16 +253,6 @@ def _attention(ctx: Any, node: Any) -> Any:
     return out
 
 
-@converter("Attention", since=23)
-def attention_23(ctx: Any, node: Any) -> Any:
-    return _attention(ctx, node)
-
-
-@converter("Attention", since=24)
-def attention_24(ctx: Any, node: Any) -> Any:
-    return _attention(ctx, node)
-
-
-@converter("Attention", since=25)
-def attention_25(ctx: Any, node: Any) -> Any:
+@converter("Attention", since=23)      # 24 and 25 add inputs and attributes: `node.opset`
+def attention(ctx: Any, node: Any) -> Any:
     return _attention(ctx, node)

@@ -292,6 +292,25 @@ def global_max_pool(ctx: Any, node: Any) -> Any:
     return op.max(x, axis=tuple(range(2, rank)), keepdims=True)
 
 
+def _abs_power(ctx: Any, x: Any, p: float) -> Any:
+    """|x|^p (p 1 and 2 without `power`)."""
+    a = op.abs(x)
+    if p == 1:
+        return a
+    if p == 2:
+        return op.multiply(a, a)
+    return op.power(a, ctx.const(np.asarray(p, ctx.dtype(x))))
+
+
+def _root(ctx: Any, summed: Any, p: float, dtype: str) -> Any:
+    """summed^(1/p) (p 1 and 2 without `power`)."""
+    if p == 1:
+        return summed
+    if p == 2:
+        return op.sqrt(summed)
+    return op.power(summed, ctx.const(np.asarray(1.0 / p, dtype)))
+
+
 def _lp_pool(ctx: Any, node: Any, p: float) -> Any:
     """(sum over the window of |x|^p)^(1/p): |x|^p, a window sum as a depthwise
     convolution with a kernel of ones (zero padding adds |0|^p = 0), then ^(1/p)."""
@@ -311,13 +330,7 @@ def _lp_pool(ctx: Any, node: Any, p: float) -> Any:
     if not isinstance(channels, int):
         raise node.error("needs a static channel dim")
     dtype = ctx.dtype(x)
-    a = op.abs(x)
-    if p == 1:
-        powered = a
-    elif p == 2:
-        powered = op.multiply(a, a)
-    else:
-        powered = op.power(a, ctx.const(np.asarray(p, dtype)))
+    powered = _abs_power(ctx, x, p)
     ones = ctx.const(np.ones((channels, 1) + kernel, dtype))
     summed = _CONV[nd](powered, ones, strides=strides, padding=pads, dilation=dilations,
                        groups=channels, channels=channels, kernel_size=kernel)
@@ -326,11 +339,7 @@ def _lp_pool(ctx: Any, node: Any, p: float) -> Any:
     if want is not None and got != list(want):
         summed = op.strided_slice(summed, begin=(0,) * nd, end=tuple(want), strides=(1,) * nd,
                                   axes=tuple(range(2, 2 + nd)))
-    if p == 1:
-        return summed
-    if p == 2:
-        return op.sqrt(summed)
-    return op.power(summed, ctx.const(np.asarray(1.0 / p, dtype)))
+    return _root(ctx, summed, p, dtype)
 
 
 @converter("LpPool", since=1)
@@ -350,19 +359,9 @@ def _global_lp_pool(ctx: Any, node: Any, p: float) -> Any:
     if rank < 3:
         raise node.error(f"expects data of rank >= 3, got rank {rank}")
     dtype = ctx.dtype(x)
-    a = op.abs(x)
-    if p == 1:
-        powered = a
-    elif p == 2:
-        powered = op.multiply(a, a)
-    else:
-        powered = op.power(a, ctx.const(np.asarray(p, dtype)))
+    powered = _abs_power(ctx, x, p)
     summed = op.sum(powered, axis=tuple(range(2, rank)), keepdims=True)
-    if p == 1:
-        return summed
-    if p == 2:
-        return op.sqrt(summed)
-    return op.power(summed, ctx.const(np.asarray(1.0 / p, dtype)))
+    return _root(ctx, summed, p, dtype)
 
 
 @converter("GlobalLpPool", since=1)
@@ -752,13 +751,8 @@ def _lp_norm(ctx: Any, node: Any) -> Any:
     return op.where(op.equal(norm, zero), zero, op.divide(x, norm))
 
 
-@converter("LpNormalization", since=1)
-def lp_norm_1(ctx: Any, node: Any) -> Any:
-    return _lp_norm(ctx, node)
-
-
-@converter("LpNormalization", since=22)
-def lp_norm_22(ctx: Any, node: Any) -> Any:
+@converter("LpNormalization", since=1)      # opset 22 only widened the types
+def lp_norm(ctx: Any, node: Any) -> Any:
     return _lp_norm(ctx, node)
 
 

@@ -307,8 +307,9 @@ def _build_program(optimised: IRModule, entry: str, cache: bool,
     from .native.library import Library, ProgramRuntime
     from .native.library_file import export_program
     start = time.perf_counter()
-    from .native.kernels import worth_splitting
-    program = compile_program(optimised, entry=entry, cache=cache, parallel=worth_splitting)
+    from .native.kernels import prim_worth_splitting
+    program = compile_program(optimised, entry=entry, cache=cache,
+                              parallel=prim_worth_splitting)
     timer.add("lowering and LLVM codegen (program)", time.perf_counter() - start)
     functions = program_functions(optimised, sorted(program.functions))
     runtime = ProgramRuntime(program, functions, module=optimised, cache=cache)

@@ -26,12 +26,13 @@ from ..llvm import jit as core_jit
 from ..llvm import lower as core_lower
 from . import native_pool
 from .memory import address, aligned_empty, as_aligned, count
-from .threads import (
+from .threads import (  # noqa: F401  (the native pool's thresholds, re-exported)
     PARALLEL_MIN_BYTES,
     PARALLEL_MIN_WORK,
     PYTHON_POOL_MIN_BYTES,
     PYTHON_POOL_MIN_WORK,
     get_pool,
+    worth_splitting,
 )
 
 NoLowering = core_lower.NoLowering
@@ -248,17 +249,13 @@ class Fallback:
         return self._interpreter.apply(self._closure, list(args))
 
 
-def worth_splitting(prim: Any) -> bool:
-    """Whether calls of the PrimFunc `prim` should run over the native pool (as
-    `NativeCall.parallel` decides for a compiled kernel): a parallel loop of two or more
-    iterations and enough bytes or work to pay for the dispatch. Used for the kernels
-    of native programs (`compile_program(parallel=...)`)."""
-    extent = int(getattr(prim, "parallel_extent", 1) or 1)
-    if extent < 2:
-        return False
+def prim_worth_splitting(prim: Any) -> bool:
+    """Whether calls of the PrimFunc `prim` should run over the native pool (the rule
+    `NativeCall.parallel` applies to a compiled kernel). Used for the kernels of native
+    programs (`compile_program(parallel=...)`)."""
     nbytes = sum(int(np.prod(b.shape, dtype=np.int64)) * np.dtype(b.dtype).itemsize
                  for b in prim.params)
-    return nbytes >= PARALLEL_MIN_BYTES or int(prim.work) >= PARALLEL_MIN_WORK
+    return worth_splitting(int(prim.parallel_extent or 1), nbytes, int(prim.work))
 
 
 def pointer_array(arrays: Sequence[np.ndarray]) -> Any:
@@ -287,10 +284,9 @@ class NativeCall:
                           for s, d in self.params)
         info = getattr(kernel, "info", None)
         work = int(getattr(info, "work", 0) or 0)
-        self.parallel = self.extent >= 2 and (self.nbytes >= PARALLEL_MIN_BYTES
-                                              or work >= PARALLEL_MIN_WORK)
-        self.python_parallel = self.extent >= 2 and (self.nbytes >= PYTHON_POOL_MIN_BYTES
-                                                     or work >= PYTHON_POOL_MIN_WORK)
+        self.parallel = worth_splitting(self.extent, self.nbytes, work)
+        self.python_parallel = worth_splitting(self.extent, self.nbytes, work,
+                                               PYTHON_POOL_MIN_BYTES, PYTHON_POOL_MIN_WORK)
         self.pointer_type = ctypes.c_void_p * max(1, len(self.params))
         n_in = int(getattr(kernel, "num_inputs", len(self.params)))
         self.outputs = [(s, d, count(s) <= 1) for s, d in self.params[n_in:]]

@@ -57,6 +57,15 @@ PYTHON_POOL_MIN_BYTES = 1024 * 1024
 PYTHON_POOL_MIN_WORK = 1_000_000
 
 
+def worth_splitting(extent: int, nbytes: int, work: int,
+                    min_bytes: int = PARALLEL_MIN_BYTES, min_work: int = PARALLEL_MIN_WORK
+                    ) -> bool:
+    """Whether a kernel is split over a pool: a parallel loop of two or more iterations
+    and operands of at least `min_bytes` or `min_work` stores (the native pool's
+    thresholds unless the Python pool's are given)."""
+    return extent >= 2 and (nbytes >= min_bytes or work >= min_work)
+
+
 def num_threads() -> int:
     """`RELAY_NUM_THREADS` if set to a positive integer, else the CPUs available."""
     text = os.environ.get("RELAY_NUM_THREADS", "").strip()

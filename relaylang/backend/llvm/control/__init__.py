@@ -34,7 +34,7 @@ Design (one LLVM module per program, through the kernel cache):
   interpreter's `RecursionTooDeep` ("recursion too deep"), never a segfault.
 - Other non-zero statuses (a kernel's, or `STATUS_OOM`) become `NativeProgramError`.
 - Threads: a kernel that `compile_program(parallel=...)` marks (the executor's
-  `worth_splitting`) is called through the module globals `relay_parallel_pool` /
+  `prim_worth_splitting`) is called through the module globals `relay_parallel_pool` /
   `relay_parallel_run`: the worker pool the caller lends with
   `NativeProgram.set_parallel` before each call (the native pool's `pool_run`), or
   inline when none is lent.

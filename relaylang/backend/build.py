@@ -165,9 +165,6 @@ def _build_graph(optimised: IRModule, entry: str, plan: Any, functions: list[Fun
     from .native.library_file import export_graph
     from .native.plan import constant_params, plan_slots
     lower = native_kernels.lower         # looked up at each build (tests replace it)
-    # Constant parameters are passed to the core only through the executor's own lowering
-    # (a replacement that tests install takes (fn, name) and gets no constants).
-    with_constants = getattr(lower, "__module__", None) == native_kernels.__name__
     # One kernel per distinct primitive function (structurally equal ones share it) and
     # set of constant parameters.
     unique: dict[tuple[str, frozenset[int]], list[tuple[Function, str]]] = {}
@@ -177,14 +174,14 @@ def _build_graph(optimised: IRModule, entry: str, plan: Any, functions: list[Fun
     refusals: dict[str, Any] = {}
     start = time.perf_counter()
     for fn, step in zip(functions, plan.steps):
-        consts = constant_params(plan, step) if with_constants else frozenset()
+        consts = constant_params(plan, step)
         key = (function_key(fn), consts)
         name = next((n for f, n in unique.get(key, ()) if f is fn or structural_equal(f, fn)),
                     None)
         if name is None:
             name = kernel_name(fn, sum(len(v) for v in unique.values()))
             unique.setdefault(key, []).append((fn, name))
-            prim = _lower_with_constants(fn, name, consts) if consts else lower(fn, name)
+            prim = lower(fn, name, consts)
             if is_refusal(prim):
                 fallbacks[name] = fn
                 refusals[name] = prim
@@ -232,16 +229,6 @@ def _build_graph(optimised: IRModule, entry: str, plan: Any, functions: list[Fun
                   kernel_names=sorted(lowered))
     lib._export = lambda path: export_graph(path, lib, fallbacks)
     return lib
-
-
-def _lower_with_constants(fn: Function, name: str, consts: frozenset[int]) -> Any:
-    """The core's PrimFunc for `fn` whose parameters `consts` are constants of the plan
-    (a `PackedPrimFunc` when some of its stages can be packed), or its `NoLowering`."""
-    from .llvm.lower import NoLowering, lower_primitive
-    try:
-        return lower_primitive(fn, name=name, constant_params=consts)
-    except NoLowering as refusal:
-        return refusal
 
 
 def _bind_packed(plan: Any, name_of: list[str], lowered: dict[str, Any],

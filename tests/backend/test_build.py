@@ -91,7 +91,7 @@ def test_native_kernels_never_run_in_place():
 def test_fallback_step_reuses_a_dying_input_in_place(monkeypatch):
     from relaylang.backend.llvm.lower import NoLowering
     from relaylang.backend.native import kernels
-    monkeypatch.setattr(kernels, "lower", lambda fn, name: NoLowering("any"))
+    monkeypatch.setattr(kernels, "lower", lambda fn, name, *consts: NoLowering("any"))
     mod = rl.parse(INPLACE)
     lib = rl.build(mod, target="llvm")
     plan = lib.graph.plan

@@ -77,11 +77,13 @@ def is_static_function(fn: Function) -> bool:
     return all(is_static(p.checked_type) for p in fn.params) and is_static(fn.body.checked_type)
 
 
-def lower(fn: Function, name: str) -> Any:
+def lower(fn: Function, name: str, constant_params: frozenset[int] = frozenset()) -> Any:
     """The core's PrimFunc for `fn`, or the `NoLowering` it raised (an op without a
-    lowering, or a dtype or construct the backend does not lower)."""
+    lowering, or a dtype or construct the backend does not lower). `constant_params`:
+    parameters bound to build-time constants (their packable stages become packers: a
+    `PackedPrimFunc`)."""
     try:
-        return core_lower.lower_primitive(fn, name=name)
+        return core_lower.lower_primitive(fn, name=name, constant_params=constant_params)
     except NoLowering as refusal:
         return refusal
 

@@ -37,20 +37,7 @@ def _model(nodes, inputs, outputs, initializers, opset, feeds):
         return make_model(nodes, inputs=inputs, outputs=outputs, initializers=initializers,
                           opset=opset)
     except ValidationError:
-        pass
-    graph = helper.make_graph(
-        nodes, "probe", [helper.make_tensor_value_info(
-            n, helper.np_dtype_to_tensor_dtype(np.dtype(dt)), list(s))
-                         for n, (s, dt) in inputs.items()],
-        [helper.make_empty_tensor_value_info(n) for n in outputs],
-        [numpy_helper.from_array(np.asarray(v), n) for n, v in initializers.items()])
-    probe = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    probe.ir_version = min(probe.ir_version, 9)
-    got = run_onnxruntime(probe, feeds)
-    typed = {n: ([f"{n}_{k}" for k in range(g.ndim)], str(g.dtype))
-             for n, g in zip(outputs, got)}
-    return make_model(nodes, inputs=inputs, outputs=typed, initializers=initializers,
-                      opset=opset)
+        return _typed_model(nodes, inputs, outputs, initializers, opset, feeds)
 
 
 def _check(op_type, shape, opset, attrs=None, consts=(), dtype="float32", n_out=1,

@@ -3,6 +3,7 @@
     relay import model.onnx -o model.relay --params-out model.npz   # weights in an archive
     relay import model.onnx --inline-params > model.relay           # weights as constants
     relay import model.onnx --shape data=1,3,224,224 --opset 13
+    relay import reduce.onnx --bind axes=1,2     # an axes input fed at run time, fixed
 
 The program text goes to `-o OUT` or standard output, laid out as `relay fmt` writes it
 (without the `/* ty=... */` notes of the checked types). The model's weights (initializers)
@@ -11,6 +12,9 @@ parameter names, which `relay run --params` and `relay build --params` read;
 `--inline-params` makes them constants of the program instead (its `#[metadata]` section);
 with neither, they stay parameters and a note on stderr says so. `--shape NAME=D,D,...`
 fixes an input's dims (`?` or -1 for a dim left unknown); `--opset N` converts as opset N.
+`--bind NAME=V,V,...` makes graph input NAME a constant of those values (in the input's
+declared shape and dtype): for axes, sizes, scales or shapes the model feeds as inputs,
+which a static program needs at compile time (the error for such a model names them).
 
 A missing or corrupt file, or a model relaylang cannot convert (every op without a
 converter is named with its node and opset), is one line `MODEL: error: ...` and exit
@@ -46,12 +50,32 @@ def _parse_shape(spec: str) -> tuple[str, tuple[int | None, ...]]:
     return name, tuple(dims)
 
 
+def _parse_bind(spec: str) -> tuple[str, Any]:
+    """`NAME=1,2` as (NAME, a 1-D array of those numbers: int64 unless one has a point or
+    an exponent); the importer puts it in the input's declared shape and dtype."""
+    import numpy as np
+    name, eq, values_text = spec.partition("=")
+    if not eq or not name:
+        raise ValueError(f"--bind {spec!r}: expected NAME=V1,V2,... (e.g. axes=1,2)")
+    parts = [p.strip() for p in values_text.strip().strip("()[]").split(",") if p.strip()]
+    try:
+        if any(c in p for p in parts for c in ".eEn"):
+            return name, np.array([float(p) for p in parts], np.float64)
+        return name, np.array([int(p) for p in parts], np.int64)
+    except ValueError:
+        raise ValueError(f"--bind {spec!r}: the values must be numbers separated by "
+                         "commas") from None
+
+
 def _one_line(message: str, path: str) -> str:
     message = " ".join(message.split())
     prefix = f"{path}: "
     message = message.removeprefix(prefix)
     if message.startswith("shape= names"):          # the library's keyword, as an option
         message = "--shape names" + message[len("shape= names"):]
+    for keyword, option in (("bind= names", "--bind names"), ("bind= gives", "--bind gives")):
+        if message.startswith(keyword):
+            message = option + message[len(keyword):]
     return message
 
 
@@ -68,6 +92,17 @@ def cmd_import(args: argparse.Namespace) -> int:
             error("relay import", f"--shape {name}: given twice")
             return EXIT_USAGE
         shapes[name] = dims
+    binds: dict[str, Any] = {}
+    for spec in args.bind:
+        try:
+            name, value = _parse_bind(spec)
+        except ValueError as e:
+            error("relay import", str(e))
+            return EXIT_USAGE
+        if name in binds:
+            error("relay import", f"--bind {name}: given twice")
+            return EXIT_USAGE
+        binds[name] = value
     if args.opset is not None and args.opset < 1:
         error("relay import", f"--opset {args.opset}: an opset is a positive integer")
         return EXIT_USAGE
@@ -87,7 +122,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from ..frontend.onnx import OnnxImportError, from_onnx
     try:
         mod, params = from_onnx(path, shape=shapes or None, opset=args.opset,
-                                freeze_params=args.inline_params)
+                                freeze_params=args.inline_params, bind=binds or None)
     except OnnxImportError as e:
         error(path, _one_line(str(e), path))
         return EXIT_DIAGNOSTICS
@@ -155,6 +190,9 @@ def add_import_parser(sub: Any) -> None:
     p.add_argument("--shape", action="append", default=[], metavar="NAME=D1,D2,...",
                    help="fix the shape of input NAME (? or -1 for an unknown dim); "
                         "repeatable")
+    p.add_argument("--bind", action="append", default=[], metavar="NAME=V1,V2,...",
+                   help="make graph input NAME a constant of these values (axes, sizes, "
+                        "scales or shapes fed as inputs); repeatable")
     p.add_argument("--opset", type=int, metavar="N",
                    help="convert as ONNX opset N (default: the model's)")
     p.set_defaults(run=cmd_import)

@@ -11,7 +11,10 @@
 `prepare` imports the model with `rl.frontend.from_onnx` (keywords `shape`, `dtype`,
 `opset`, `freeze_params` pass through) and makes an executor once: the interpreter with
 the initializers bound as constants, or the library `rl.build(mod, target="llvm",
-params=params)` compiles. An op without a converter raises the importer's
+params=params)` compiles. A model whose conversion needs the values of graph inputs
+(`NeedsInputValues`: axes, sizes, scales, shapes fed as inputs) is imported at each run
+instead, with those inputs bound to the run's values (`from_onnx(bind=...)`), one
+program per distinct set of values (cached). An op without a converter raises the importer's
 `UnsupportedOps` (a converter's refusal its `OnnxImportError`), so a runner reports
 what is missing. `run` takes the graph inputs that are not initializers, in the graph's
 order (a list), or by ONNX name (a dict), and returns the graph outputs in order.
@@ -24,7 +27,7 @@ from typing import Any
 import numpy as np
 from onnx.backend.base import Backend, BackendRep
 
-from .onnx import OnnxImportError, from_onnx
+from .onnx import NeedsInputValues, OnnxImportError, from_onnx
 
 TARGETS = ("interp", "llvm")
 
@@ -33,24 +36,59 @@ class RelayBackendRep(BackendRep):
     """A prepared model: `run(inputs)` -> the outputs as a list of numpy arrays."""
 
     def __init__(self, model: Any, mod: Any, params: Mapping[str, np.ndarray],
-                 target: str = "interp"):
-        from ..backend.build import create_executor
+                 target: str = "interp", convert: Mapping[str, Any] | None = None,
+                 bind_inputs: Sequence[str] = ()):
         self.model = model
-        self.mod = mod
-        self.params = dict(params)
         self.target = target
         inits = {i.name for i in model.graph.initializer}
         # the graph inputs a caller gives, in order: @main's first parameters (the importer
         # makes them first, in the graph's order; initializers follow as parameters)
         self.input_names = [vi.name for vi in model.graph.input if vi.name not in inits]
         self.output_names = [vi.name for vi in model.graph.output]
+        # a model whose conversion needs the values of some inputs (`bind_inputs`: axes,
+        # sizes, scales fed at run time) is imported per run, specialised to them
+        self.convert = dict(convert or {})
+        self.bind_inputs = list(bind_inputs)
+        self.specialised: dict[Any, tuple[Any, Any, list[str]]] = {}
+        self.mod, self.params, self.executor = mod, dict(params), None
+        if mod is not None:
+            self.executor = self._executor(mod, self.params, self.input_names)
+
+    def _executor(self, mod: Any, params: Mapping[str, np.ndarray],
+                  arg_names: Sequence[str]) -> Any:
+        from ..backend.build import create_executor
         main = mod["main"]
-        self.arg_params = [p.name_hint for p in main.params if p.name_hint not in self.params]
-        if len(self.arg_params) != len(self.input_names):
+        arg_params = [p.name_hint for p in main.params if p.name_hint not in params]
+        if len(arg_params) != len(arg_names):
             raise OnnxImportError(
-                f"the imported @main takes {len(self.arg_params)} inputs, the graph declares "
-                f"{len(self.input_names)}")
-        self.executor = create_executor(mod, target=target, params=self.params)
+                f"the imported @main takes {len(arg_params)} inputs, the graph declares "
+                f"{len(arg_names)}")
+        return create_executor(mod, target=self.target, params=dict(params))
+
+    def _specialisation(self, args: Sequence[np.ndarray]) -> tuple[Any, list[int]]:
+        """The executor for these values of the bound inputs (imported on first use) and
+        the positions of the inputs it takes."""
+        values = dict(zip(self.input_names, args))
+        while True:
+            key = tuple((n, values[n].dtype.str, values[n].shape, values[n].tobytes())
+                        for n in self.bind_inputs)
+            found = self.specialised.get(key)
+            if found is not None:
+                executor, _, kept = found
+                return executor, [self.input_names.index(n) for n in kept]
+            bind = {n: values[n] for n in self.bind_inputs}
+            try:
+                mod, params = from_onnx(self.model, bind=bind, **self.convert)
+            except NeedsInputValues as e:
+                more = [n for n in e.inputs if n not in self.bind_inputs]
+                if not more:
+                    raise
+                self.bind_inputs.extend(more)
+                continue
+            kept = [n for n in self.input_names if n not in bind]
+            executor = self._executor(mod, params, kept)
+            self.specialised[key] = (executor, mod, kept)
+            return executor, [self.input_names.index(n) for n in kept]
 
     def run(self, inputs: Any, **kwargs: Any) -> list[np.ndarray]:
         if isinstance(inputs, Mapping):
@@ -66,7 +104,11 @@ class RelayBackendRep(BackendRep):
                 raise ValueError(f"the model takes {len(self.input_names)} inputs "
                                  f"({', '.join(self.input_names)}), got {len(args)}")
         args = [_to_relay(np.asarray(a)) for a in args]
-        out = self.executor(*args)
+        if self.executor is not None:
+            out = self.executor(*args)
+        else:
+            executor, positions = self._specialisation(args)
+            out = executor(*[args[i] for i in positions])
         outs = list(out) if isinstance(out, (tuple, list)) and len(self.output_names) != 1 \
             else [out]
         return [_array(o) for o in outs]
@@ -115,7 +157,13 @@ class RelayBackend(Backend):
                    if k in kwargs}
         from .onnx.importer import load_model
         proto = load_model(model)
-        mod, params = from_onnx(proto, **convert)
+        try:
+            mod, params = from_onnx(proto, **convert)
+        except NeedsInputValues as e:
+            # imported per run, specialised to those inputs' values (a JIT's answer to
+            # axes, sizes or scales fed at run time)
+            return RelayBackendRep(proto, None, {}, target=target, convert=convert,
+                                   bind_inputs=e.inputs)
         return RelayBackendRep(proto, mod, params, target=target)
 
     @classmethod

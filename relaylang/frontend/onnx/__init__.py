@@ -8,7 +8,8 @@ freeze_params=False) -> (mod, params)`.
 """
 from __future__ import annotations
 
-from .importer import OnnxImportError, UnsupportedOps, from_onnx, sanitize
+from .importer import NeedsInputValues, OnnxImportError, UnsupportedOps, from_onnx, sanitize
 from .registry import supported_ops
 
-__all__ = ["OnnxImportError", "UnsupportedOps", "from_onnx", "sanitize", "supported_ops"]
+__all__ = ["NeedsInputValues", "OnnxImportError", "UnsupportedOps", "from_onnx", "sanitize",
+           "supported_ops"]

@@ -11,6 +11,11 @@ returns `(mod, params)` with TVM's meaning of each argument:
 - `opset`: the opset to convert as (default: the model's `ai.onnx` opset).
 - `freeze_params`: initializers become constants in the program instead of `@main`
   parameters (then `params` is empty).
+- `bind`: {input name: value} graph inputs that become constants of those values
+  (relaylang's addition). ONNX lets axes, shapes, sizes and scales be run-time inputs; a
+  static program needs them at compile time. A conversion that needs such a value raises
+  `NeedsInputValues` naming the graph inputs it is computed from; binding them
+  specialises the program to their values (the conformance backend does this per run).
 
 Graph inputs become `@main` parameters with their names (sanitised only where the
 grammar needs it: `input.1` -> `input_1`, `0` -> `_0`); initializers (not frozen) follow
@@ -54,6 +59,16 @@ class OnnxImportError(Exception):
     def __init__(self, message: str, node: str | None = None):
         super().__init__(message)
         self.node = node
+
+
+class NeedsInputValues(OnnxImportError):
+    """A conversion needs at import the value of something computed from graph inputs
+    (an axes, shape, sizes or scales input fed at run time): `inputs` names those graph
+    inputs; importing again with `bind={name: value}` makes them constants."""
+
+    def __init__(self, message: str, node: str | None, inputs: Sequence[str]):
+        super().__init__(message, node)
+        self.inputs = list(inputs)
 
 
 class UnsupportedOps(OnnxImportError):
@@ -225,6 +240,23 @@ class Context:
         if isinstance(expr, Var):
             return self._importer.initializer_value(expr)
         return None
+
+    def constant(self, expr: Expr, node: Node, what: str) -> np.ndarray:
+        """The value of `expr`, which converting `node` needs at import (`what` it is, for
+        the message). When it is computed from graph inputs, a `NeedsInputValues` names
+        them (a caller may bind their values and import again); otherwise a plain
+        refusal."""
+        value = self.value(expr)
+        if value is not None:
+            return value
+        inputs = self._importer.graph_inputs_under(expr)
+        if inputs:
+            names = ", ".join(repr(n) for n in inputs)
+            raise NeedsInputValues(
+                f"{node.describe()}: {what} must be known at import, but it is computed from "
+                f"graph input(s) {names} (bind their values: from_onnx(bind=...), "
+                "`relay import --bind NAME=...`)", node.name, inputs)
+        raise node.error(f"{what} must be a constant (a run-time {what} is not supported)")
 
     def const(self, value: Any, dtype: str | None = None) -> Constant:
         """A constant of `value` (numpy rules; `dtype` converts)."""
@@ -400,9 +432,12 @@ class ModelImporter:
     parameters and initializers, the global functions made for control flow."""
 
     def __init__(self, model: Any, shape: Mapping[str, Any] | None, dtype: Any,
-                 opset: int | None, freeze_params: bool):
+                 opset: int | None, freeze_params: bool,
+                 bind: Mapping[str, Any] | None = None):
         self.model = model
         self.shape_overrides = dict(shape or {})
+        self.bind = {name: np.asarray(v) for name, v in (bind or {}).items()}
+        self.graph_input_vars: dict[int, str] = {}        # id(Var) -> ONNX input name
         self.dtype = dtype
         self.freeze_params = freeze_params
         self.opset = int(opset) if opset is not None else model_opset(model)
@@ -493,6 +528,35 @@ class ModelImporter:
             return expr
         return folded
 
+    def graph_inputs_under(self, expr: Expr) -> list[str]:
+        """The (top-level) graph inputs among the free variables of `expr`."""
+        names = []
+        for v in free_vars_of(expr):
+            name = self.graph_input_vars.get(id(v))
+            if name is not None and name not in names:
+                names.append(name)
+        return names
+
+    def bound_input(self, vi: Any) -> Constant:
+        """Graph input `vi` bound to its value in `bind`: a constant of the input's
+        declared dtype, checked against its declared shape."""
+        name = vi.name
+        declared = self.input_type(vi)
+        value = self.bind[name]
+        if value.dtype.kind in "biuf" and str(value.dtype) != declared.dtype:
+            value = value.astype(declared.dtype)
+        if len(declared.shape) != value.ndim or any(
+                isinstance(d, int) and d != n for d, n in zip(declared.shape, value.shape)):
+            if value.size == 1 and all(d == 1 for d in declared.shape if isinstance(d, int)) \
+                    and all(isinstance(d, int) for d in declared.shape):
+                value = value.reshape(tuple(int(d) for d in declared.shape))
+            else:
+                shape = "(" + ", ".join("?" if not isinstance(d, int) else str(d)
+                                        for d in declared.shape) + ")"
+                raise OnnxImportError(f"bind= gives graph input {name!r} a value of shape "
+                                      f"{tuple(value.shape)}; the input is declared {shape}")
+        return builder.const(np.ascontiguousarray(value), str(value.dtype))
+
     # ------------------------------------------------------------ globals
     def fresh_global(self, name: str) -> GlobalVar:
         return GlobalVar(self.global_names.fresh(name))
@@ -580,16 +644,28 @@ class ModelImporter:
         missing = unsupported_nodes(graph, self.opset)
         if missing:
             raise UnsupportedOps(missing)
-        self.value_types = infer_value_types(self.model, self.shape_overrides, self)
-        top = GraphConverter(self)
         init_names = {i.name for i in graph.initializer}
+        inputs = [vi.name for vi in graph.input if vi.name not in init_names]
+        unknown = sorted(set(self.bind) - set(inputs))
+        if unknown:
+            raise OnnxImportError(f"bind= names {', '.join(map(repr, unknown))}, which "
+                                  f"is not an input of the model (inputs: "
+                                  f"{', '.join(inputs) or 'none'})")
+        top = GraphConverter(self)
+        bound = {vi.name: self.bound_input(vi) for vi in graph.input if vi.name in self.bind}
+        self.value_types = infer_value_types(self.model, self.shape_overrides, self,
+                                             {n: np.asarray(c.data) for n, c in bound.items()})
         params: list[Var] = []
         for vi in graph.input:
             if vi.name in init_names:
                 continue            # an initializer listed as an input (older exporters)
+            if vi.name in bound:
+                top.env[vi.name] = bound[vi.name]
+                continue
             v = Var(self.local_names.fresh(vi.name), self.input_type(vi))
             top.env[vi.name] = v
             params.append(v)
+            self.graph_input_vars[id(v)] = vi.name
             self.name_type(v, vi.name)
         values: dict[str, np.ndarray] = {}
         self.bind_initializers(graph, top, self.freeze_params, params, values)
@@ -658,12 +734,22 @@ def unsupported_nodes(graph: Any, opset: int) -> list[tuple[str, str, int]]:
 
 
 def infer_value_types(model: Any, overrides: Mapping[str, Any],
-                      importer: ModelImporter) -> dict[str, TensorType]:
+                      importer: ModelImporter,
+                      bound: Mapping[str, np.ndarray] | None = None
+                      ) -> dict[str, TensorType]:
     """name -> type of every value ONNX's shape inference can type, with the input
-    shapes of `overrides` applied first (the model is copied, not changed)."""
+    shapes of `overrides` applied first and the `bound` inputs made initializers (so
+    shapes computed from them are inferred; the model is copied, not changed)."""
     import onnx
+    from onnx import numpy_helper
     m = onnx.ModelProto()
     m.CopyFrom(model)
+    if bound:
+        kept = [vi for vi in m.graph.input if vi.name not in bound]
+        del m.graph.input[:]
+        m.graph.input.extend(kept)
+        for name, value in bound.items():
+            m.graph.initializer.append(numpy_helper.from_array(value, name))
     if overrides:
         names = {vi.name for vi in m.graph.input}
         for name in overrides:
@@ -681,7 +767,7 @@ def infer_value_types(model: Any, overrides: Mapping[str, Any],
                         dim.dim_value = int(d)
     del m.graph.value_info[:]
     try:
-        inferred = onnx.shape_inference.infer_shapes(m)
+        inferred = onnx.shape_inference.infer_shapes(m, data_prop=bool(bound))
     except Exception:  # noqa: BLE001 -- inference is an aid: relaylang's inference remains
         inferred = m
     types: dict[str, TensorType] = {}
@@ -758,7 +844,8 @@ def load_model(model_or_path: Any) -> Any:
 
 
 def from_onnx(model: Any, shape: Mapping[str, Any] | None = None, dtype: Any = "float32",
-              opset: int | None = None, freeze_params: bool = False
+              opset: int | None = None, freeze_params: bool = False,
+              bind: Mapping[str, Any] | None = None
               ) -> tuple[IRModule, dict[str, np.ndarray]]:
     """`(mod, params)` of an ONNX model (a ModelProto, a path or bytes); see the module
     docstring for the arguments."""
@@ -768,12 +855,12 @@ def from_onnx(model: Any, shape: Mapping[str, Any] | None = None, dtype: Any = "
         raise OnnxImportError("importing ONNX models needs the `onnx` package: "
                               "pip install 'relaylang[onnx]'") from e
     proto = load_model(model)
-    importer = ModelImporter(proto, shape, dtype, opset, freeze_params)
+    importer = ModelImporter(proto, shape, dtype, opset, freeze_params, bind)
     return importer.run()
 
 
-__all__ = ["Closure", "Context", "Node", "OnnxImportError", "UnsupportedOps", "from_onnx",
-           "sanitize"]
+__all__ = ["Closure", "Context", "NeedsInputValues", "Node", "OnnxImportError",
+           "UnsupportedOps", "from_onnx", "sanitize"]
 
 # the kinds of expression a converter returns, for isinstance checks in converters
 EXPR_KINDS = (Call, Constant, Op, Tuple, TupleGetItem, Var)

@@ -224,7 +224,7 @@ def test_dynamic_axes_are_refused() -> None:
     node = helper.make_node("ReduceSum", ["x", "axes"], ["y"])
     model = make_model([node], inputs={"x": ((2, 3), "float32"), "axes": ((1,), "int64")},
                        outputs={"y": (["a", "b"], "float32")}, opset=13)
-    with pytest.raises(OnnxImportError, match="axes input must be a constant"):
+    with pytest.raises(OnnxImportError, match="axes input must be known at import.*'axes'"):
         rl.frontend.from_onnx(model)
 
 

@@ -513,13 +513,19 @@ def test_tile_and_expand_by_a_graph_input(op_type, value) -> None:
     check_model(model, {"x": x, "s": np.array(value, np.int64)})
 
 
-def test_cumsum_axis_known_only_at_run_time_is_refused() -> None:
-    # relaylang's cumsum takes its axis as an attribute
+def test_cumsum_axis_known_only_at_run_time_needs_binding() -> None:
+    # relaylang's cumsum takes its axis as an attribute: the graph input is named, and
+    # binding it converts
+    from relaylang.frontend.onnx import NeedsInputValues
     model = make_model([helper.make_node("CumSum", ["x", "s"], ["y"])],
-                       inputs={"x": ((2, 1), "float32"), "s": ((), "int64")},
+                       inputs={"x": ((2, 3), "float32"), "s": ((), "int64")},
                        outputs={"y": (["a", "b"], "float32")}, opset=13)
-    with pytest.raises(OnnxImportError, match="must be a constant"):
+    with pytest.raises(NeedsInputValues, match="must be known at import") as info:
         rl.frontend.from_onnx(model)
+    assert info.value.inputs == ["s"]
+    mod, _ = rl.frontend.from_onnx(model, bind={"s": np.array(1)})
+    x = _data((2, 3), "float32")
+    np.testing.assert_allclose(rl.evaluate(mod, x), np.cumsum(x, axis=1), rtol=1e-6)
 
 
 # ---------------------------------------------------------------- shapes known at run time

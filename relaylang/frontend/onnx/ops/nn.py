@@ -377,9 +377,7 @@ def global_lp_pool_2(ctx: Any, node: Any) -> Any:
 # ---------------------------------------------------------------- Col2Im, CenterCropPad
 
 def _const_ints(ctx: Any, node: Any, i: int, what: str) -> list[int]:
-    v = ctx.value(node.inputs[i])
-    if v is None:
-        raise node.error(f"{what} must be a constant")
+    v = ctx.constant(node.inputs[i], node, what)
     return [int(d) for d in np.asarray(v).reshape(-1)]
 
 
@@ -1111,12 +1109,11 @@ def dropout_12(ctx: Any, node: Any) -> Any:
     x = node.inputs[0]
     training = node.input(2)
     if training is not None:
-        value = ctx.value(training)
-        if value is None:
-            raise node.error("training_mode must be a constant")
+        value = ctx.constant(training, node, "training_mode")
         if bool(np.asarray(value).reshape(-1)[0]):
-            ratio = ctx.value(node.input(1)) if node.input(1) is not None else 0.5
-            if ratio is None or float(np.asarray(ratio).reshape(-1)[0]) != 0.0:
+            ratio = ctx.constant(node.input(1), node, "ratio") \
+                if node.input(1) is not None else 0.5
+            if float(np.asarray(ratio).reshape(-1)[0]) != 0.0:
                 raise node.error("training_mode=True (random dropout) is not supported")
     return _dropout_mask(ctx, node, x, "bool")
 
@@ -1286,17 +1283,13 @@ def upsample_7(ctx: Any, node: Any) -> Any:
 
 @converter("Upsample", since=9)
 def upsample_9(ctx: Any, node: Any) -> Any:
-    scales = ctx.value(node.inputs[1])
-    if scales is None:
-        raise node.error("scales must be a constant")
+    scales = ctx.constant(node.inputs[1], node, "scales")
     return _upsample(ctx, node, scales)
 
 
 @converter("Resize", since=10)
 def resize_10(ctx: Any, node: Any) -> Any:
-    scales = ctx.value(node.inputs[1])
-    if scales is None:
-        raise node.error("scales must be a constant")
+    scales = ctx.constant(node.inputs[1], node, "scales")
     return _upsample(ctx, node, scales)
 
 
@@ -1305,12 +1298,8 @@ def resize_11(ctx: Any, node: Any) -> Any:
     x = node.inputs[0]
     rank = _rank(ctx, node, x)
     scales_in, sizes_in = node.input(2), node.input(3)
-    scales = ctx.value(scales_in) if scales_in is not None else None
-    sizes = ctx.value(sizes_in) if sizes_in is not None else None
-    if scales_in is not None and scales is None:
-        raise node.error("scales must be a constant")
-    if sizes_in is not None and sizes is None:
-        raise node.error("sizes must be a constant")
+    scales = ctx.constant(scales_in, node, "scales") if scales_in is not None else None
+    sizes = ctx.constant(sizes_in, node, "sizes") if sizes_in is not None else None
     if scales is not None and np.asarray(scales).size == 0:
         scales = None
     if sizes is not None and np.asarray(sizes).size == 0:

@@ -66,10 +66,7 @@ def _axes_from_input(ctx: Any, node: Any) -> tuple[int, ...]:
     given = node.input(1)
     axes: list[int] = []
     if given is not None:
-        value = ctx.value(given)
-        if value is None:
-            raise node.error("the axes input must be a constant (dynamic axes are not "
-                             "supported)")
+        value = ctx.constant(given, node, "the axes input")
         axes = [int(a) for a in value.reshape(-1)]
     if not axes:
         if int(node.attr("noop_with_empty_axes", 0)):

@@ -30,11 +30,7 @@ def _known(ctx: Any, node: Any, i: int, what: str) -> np.ndarray | None:
     expr = node.input(i)
     if expr is None:
         return None
-    value = ctx.value(expr)
-    if value is None:
-        raise node.error(f"input {i} ({what}) must be a constant (dynamic {what} is not "
-                         "supported)")
-    return value
+    return ctx.constant(expr, node, f"input {i} ({what})")
 
 
 def _shape_tensor(ctx: Any, node: Any, i: int, what: str) -> Any:

@@ -13,7 +13,9 @@ __all__ = ["from_onnx"]
 
 
 def from_onnx(model: Any, shape: Any = None, dtype: Any = "float32", opset: int | None = None,
-              freeze_params: bool = False) -> tuple[Any, dict[str, Any]]:
-    """An ONNX model (a `ModelProto` or a path) as `(mod, params)`, TVM's `from_onnx`."""
+              freeze_params: bool = False, bind: Any = None) -> tuple[Any, dict[str, Any]]:
+    """An ONNX model (a `ModelProto` or a path) as `(mod, params)`, TVM's `from_onnx`
+    (`bind`: graph inputs made constants of these values, relaylang's addition)."""
     from .onnx import from_onnx as convert
-    return convert(model, shape=shape, dtype=dtype, opset=opset, freeze_params=freeze_params)
+    return convert(model, shape=shape, dtype=dtype, opset=opset, freeze_params=freeze_params,
+                   bind=bind)

@@ -624,3 +624,16 @@ def test_legacy_prelu_and_sum() -> None:
                        {"y": ((2, 3), "float32"), "z": ((2, 3), "float32")},
                        initializers={"s": s}, opset=6)
     _check_numpy(model, {"x": x}, [np.where(x < 0, x * 0.25, x), x + x + x])
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (2, 3, 5), (1, 3, 2, 2)])
+def test_legacy_prelu_per_channel_slope(shape) -> None:
+    # before opset 7 a 1-D slope of X's channel count is one slope per channel (axis 1),
+    # as PyTorch exported PReLU(num_parameters=C)
+    x = _floats(shape, "float32", seed=95)
+    s = np.asarray([0.25, -0.5, 2.0], np.float32)
+    model = make_model([helper.make_node("PRelu", ["x", "s"], ["y"])],
+                       {"x": (shape, "float32")}, {"y": (shape, "float32")},
+                       initializers={"s": s}, opset=6)
+    slope = s.reshape((3,) + (1,) * (len(shape) - 2))
+    _check_numpy(model, {"x": x}, [np.where(x < 0, x * slope, x)])

@@ -377,9 +377,16 @@ def _prelu(x: Any, slope: Any, ctx: Any) -> Any:
 def prelu_1(ctx: Any, node: Any) -> Any:
     x, slope = node.inputs[0], node.inputs[1]
     sx, ss = ctx.static_shape(x), ctx.static_shape(slope)
+    if ss is not None and sx is not None and len(ss) == 1 and len(sx) >= 2 \
+            and ss[0] == sx[1] and ss[0] != 1 and ss != sx:
+        # one slope per channel (axis 1), as the exporters of that time (PyTorch's
+        # PReLU(num_parameters=C)) and their runtimes meant it (TVM's converter: nn.prelu
+        # over axis 1)
+        slope = op.reshape(slope, newshape=(ss[0],) + (1,) * (len(sx) - 2))
+        return _prelu(x, slope, ctx)
     if ss is None or sx is None or not (int(np.prod(ss)) == 1 or ss == sx):
-        raise node.error(f"slope of shape {ctx.shape(slope)} must have one element or "
-                         f"X's shape {ctx.shape(x)} before opset 7")
+        raise node.error(f"slope of shape {ctx.shape(slope)} must have one element, X's "
+                         f"channel count or X's shape {ctx.shape(x)} before opset 7")
     if int(np.prod(ss)) == 1 and len(ss) > len(sx):
         slope = op.reshape(slope, newshape=())
     return _prelu(x, slope, ctx)

@@ -428,6 +428,10 @@ def test_resize2d():
               None, size=(2, 2), coordinate_transformation_mode="bad")
     rel_error("image.resize2d", [T((1, 3, 4, 4))], "layout 'NCW' has no H axis", None,
               size=(2, 2), layout="NCW")
+    rel_error("image.resize2d", [T((1, 3, 4, 4))], "scales must be two positive numbers",
+              None, size=(2, 2), scales=(0.5, 0.0))
+    rel_error("image.resize2d", [T((1, 3, 4, 4))], "tf_crop_and_resize needs roi", None,
+              size=(2, 2), coordinate_transformation_mode="tf_crop_and_resize")
     x = arr((1, 2, 4, 5))
     got = run("image.resize2d", x, size=(8, 10), method="nearest_neighbor",
               coordinate_transformation_mode="asymmetric")

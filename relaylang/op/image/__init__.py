@@ -27,6 +27,10 @@ class Resize2DAttrs(Attrs):
     cubic_exclude: int = 0
     extrapolation_value: float = 0.0
     out_dtype: DType = DType("")
+    # relaylang's additions for ONNX's Resize: the given scales (H, W), which map
+    # coordinates instead of out/in, and antialiasing when downscaling
+    scales: tuple[float, ...] | None = None
+    antialias: bool = False
 
     type_key: ClassVar[str] = "relay.attrs.Resize2DAttrs"
 

@@ -2,10 +2,10 @@
 
 The kernel (`op/resize_numpy.py`) resamples W then H, in float32, each output position
 reading a few input positions ("taps") with weights: nearest one tap, linear two,
-cubic four, the source coordinates and weights computed in float32 from the output
-position alone. Those per-axis tables are computed here with the kernel's own NumPy
-functions at lowering time (so nearest picks exactly the kernel's indices) and baked
-into the module as constants; the lowered code is the weighted sum
+cubic four (more when antialiasing), the source coordinates and weights computed from
+the output position alone. Those per-axis tables are the kernel's own
+(`resize_numpy.axis_taps`, so nearest picks exactly the kernel's indices), baked into
+the module as constants; the lowered code is the weighted sum
 sum_j (sum_k x[.., ih_j, iw_k] * ww_k) * wh_j in float32, cast to the output dtype.
 Interpolating (linear, cubic) to an integer dtype is left to NumPy: LLVM may contract
 a product and a sum into an fma, and the truncation to an integer would show it.
@@ -20,37 +20,6 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-def _taps(n: int, out_len: int, method: str, mode: str, rounding: str, alpha: float,
-          exclude: bool) -> list[tuple[np.ndarray, np.ndarray | None]]:
-    """[(input index per output position, float32 weight or None), ...] for one axis:
-    `resize_numpy.resize_axis` as tables."""
-    import numpy as np
-
-    from ..resize_numpy import F32, _cubic_weights, nearest_index, source_coords
-    if method == "nearest_neighbor":
-        if mode == "asymmetric" and out_len % n == 0:
-            idx = np.arange(out_len) // (out_len // n)
-        else:
-            rounding = rounding or ("round" if mode == "align_corners" else "floor")
-            idx = nearest_index(source_coords(out_len, n, mode), rounding)
-        return [(np.clip(idx, 0, n - 1).astype(np.int64), None)]
-    coords = source_coords(out_len, n, mode)
-    base = np.floor(coords)
-    t = coords - base
-    base = base.astype(np.int64)
-    if method == "linear":
-        return [(np.clip(base, 0, n - 1), (F32(1) - t).astype(F32)),
-                (np.clip(base + 1, 0, n - 1), t.astype(F32))]
-    weights = _cubic_weights(t, alpha)
-    if exclude:
-        weights = [np.where((base - 1 + k < 0) | (base + k > n), F32(0), w)
-                   for k, w in enumerate(weights)]
-        total = sum(weights)
-        weights = [w / total for w in weights]
-    return [(np.clip(base - 1 + k, 0, n - 1), np.asarray(w, F32))
-            for k, w in enumerate(weights)]
-
-
 def _table(b: Any, data: np.ndarray, name: str) -> Any:
     import numpy as np
     if not hasattr(b, "placeholder"):
@@ -59,23 +28,31 @@ def _table(b: Any, data: np.ndarray, name: str) -> Any:
     return b.placeholder(data.shape, str(data.dtype), name, scope="constant", data=data)
 
 
-def resize_lowering(b: Any, x: Any, layout: str, size: tuple[int, int], method: str,
-                    mode: str, rounding: str, out_dtype: str, alpha: float = -0.5,
-                    exclude: bool = False) -> Any:
+def resize_lowering(b: Any, x: Any, layout: str, size: tuple[int, int], how: Any,
+                    out_dtype: str, scales: tuple[float, float] | None = None,
+                    roi: tuple[float, ...] | None = None) -> Any:
+    import numpy as np
+
     from ..layouts import axis_positions
+    from ..resize_numpy import axis_taps
     h, w = axis_positions(layout, "HW", "layout")
     if x.size == 0 or 0 in size:
         raise NotImplementedError("resize of an empty tensor")
-    if method != "nearest_neighbor" and not out_dtype.startswith("float"):
+    if how.method != "nearest_neighbor" and not out_dtype.startswith("float"):
         # an interpolated value truncated to an integer: LLVM's contraction of a * w0 +
         # b * w1 into an fma can move it across an integer (NumPy rounds each product)
-        raise NotImplementedError(f"{method} resize to {out_dtype}")
-    taps = {}
-    for ax, out_len, tag in ((h, size[0], "h"), (w, size[1], "w")):
+        raise NotImplementedError(f"{how.method} resize to {out_dtype}")
+    box = tuple(roi) if roi else (0.0, 0.0, 1.0, 1.0)
+    per_axis = {h: (size[0], scales[0] if scales else None, (box[0], box[2]), "h"),
+                w: (size[1], scales[1] if scales else None, (box[1], box[3]), "w")}
+    taps, inside = {}, {}
+    for ax, (out_len, scale, span, tag) in per_axis.items():
+        table, valid = axis_taps(x.shape[ax], out_len, how, scale, span)
         taps[ax] = [(_table(b, idx, f"resize_{tag}{k}_idx"),
                      None if wt is None else _table(b, wt, f"resize_{tag}{k}_wt"))
-                    for k, (idx, wt) in enumerate(_taps(x.shape[ax], out_len, method, mode,
-                                                        rounding, alpha, exclude))]
+                    for k, (idx, wt) in enumerate(table)]
+        if valid is not None:
+            inside[ax] = _table(b, valid.astype(np.float32), f"resize_{tag}_inside")
     shape = list(x.shape)
     shape[h], shape[w] = size
 
@@ -93,14 +70,20 @@ def resize_lowering(b: Any, x: Any, layout: str, size: tuple[int, int], method: 
             if wh is not None:
                 row = row * wh[i[h]]
             total = row if total is None else total + row
+        if inside:
+            # tf_crop_and_resize: outside the box the extrapolation value (the masks are
+            # 0 or 1, so the blend is exact)
+            m = None
+            for ax, table in inside.items():
+                m = table[i[ax]] if m is None else m * table[i[ax]]
+            total = total * m + b.const(how.extrapolation, "float32") * (1.0 - m)
         return b.cast(total, out_dtype)
     return b.compute(tuple(shape), f, dtype=out_dtype, name="resize")
 
 
 @implement("image.resize2d", target="llvm")
 def resize2d(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    from ..resize_numpy import resampling
     (x,) = inputs
     return resize_lowering(b, x, attrs.layout, tuple(int(s) for s in attrs.size),
-                           attrs.method, attrs.coordinate_transformation_mode,
-                           attrs.rounding_method, str(out_type.dtype),
-                           float(attrs.cubic_alpha), bool(attrs.cubic_exclude))
+                           resampling(attrs), str(out_type.dtype), attrs.scales, attrs.roi)

@@ -8,12 +8,11 @@ import numpy as np
 
 from ..numpy_support import float16_in_float32 as IN_FLOAT32
 from ..numpy_support import implement
-from ..resize_numpy import resize_hw
+from ..resize_numpy import resize_hw, resampling
 
 
 @implement("image.resize2d", float16=IN_FLOAT32)
 def resize2d(inputs: list, attrs: Any) -> np.ndarray:
     x = inputs[0]
-    return resize_hw(x, attrs.layout, tuple(attrs.size), attrs.method,
-                     attrs.coordinate_transformation_mode, attrs.rounding_method,
-                     attrs.out_dtype or x.dtype, attrs.cubic_alpha, bool(attrs.cubic_exclude))
+    return resize_hw(x, attrs.layout, tuple(attrs.size), resampling(attrs),
+                     attrs.out_dtype or x.dtype, attrs.scales, attrs.roi)

@@ -10,7 +10,7 @@ from ..shape_rules import all_known, is_int, out_dtype, spatial
 
 RESIZE_METHODS = ("nearest_neighbor", "linear", "cubic")
 COORDINATE_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel",
-                    "tf_half_pixel_for_nn")
+                    "tf_half_pixel_for_nn", "half_pixel_symmetric", "tf_crop_and_resize")
 ROUNDING = ("", "round", "floor", "ceil", "round_prefer_floor", "round_prefer_ceil")
 
 
@@ -27,6 +27,13 @@ def resize2d_rel(args: list[Type], attrs: Any) -> Type | None:
     if attrs.size is None:
         raise TypeRelError("resize2d needs a size")
     size = spatial(attrs.size, 2, "size")
+    if attrs.scales is not None and (len(attrs.scales) != 2
+                                     or any(float(v) <= 0 for v in attrs.scales)):
+        raise TypeRelError(f"scales must be two positive numbers (H, W), got "
+                           f"{list(attrs.scales)}")
+    if attrs.coordinate_transformation_mode == "tf_crop_and_resize" and (
+            attrs.roi is None or len(attrs.roi) != 4):
+        raise TypeRelError("tf_crop_and_resize needs roi = [start_h, start_w, end_h, end_w]")
     for d in size:
         if is_int(d) and d <= 0:
             raise TypeRelError(f"size must be positive, got {shape_str(size)}")

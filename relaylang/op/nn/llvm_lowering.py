@@ -651,12 +651,13 @@ for _nd in (1, 2, 3):
 def upsampling(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
     from ..image.llvm_lowering import resize_lowering
     from ..layouts import axis_positions
+    from ..resize_numpy import Resampling
     (x,) = inputs
     shape, dt = _out(out_type)
     h, w = axis_positions(attrs.layout, "HW", "layout")
     mode = "align_corners" if attrs.align_corners else "asymmetric"
     return resize_lowering(b, x, attrs.layout, (shape[h], shape[w]),
-                           attrs.method.removeprefix("bi"), mode, "", dt)
+                           Resampling(attrs.method.removeprefix("bi"), mode), dt)
 
 
 def _conv_transpose(nd: int) -> Any:

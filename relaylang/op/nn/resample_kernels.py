@@ -12,7 +12,7 @@ import numpy as np
 from ..layouts import axis_positions
 from ..numpy_support import float16_in_float32 as IN_FLOAT32
 from ..numpy_support import implement
-from ..resize_numpy import resize_hw
+from ..resize_numpy import Resampling, resize_hw
 from ..shape_rules import scaled
 
 # ------------------------------------------------------------ pad
@@ -33,7 +33,7 @@ def upsampling(inputs: list, attrs: Any) -> np.ndarray:
     size = (scaled(x.shape[h], attrs.scale_h), scaled(x.shape[w], attrs.scale_w))
     method = attrs.method.removeprefix("bi")
     mode = "align_corners" if attrs.align_corners else "asymmetric"
-    return resize_hw(x, attrs.layout, size, method, mode, "", x.dtype)
+    return resize_hw(x, attrs.layout, size, Resampling(method, mode), x.dtype)
 
 
 # ------------------------------------------------------------ sub-pixel moves

@@ -8,6 +8,7 @@ Spatial operators take NCW / NCHW / NCDHW data (1-D, 2-D, 3-D). ONNX `pads` are
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -1189,14 +1190,17 @@ def space_to_depth_28(ctx: Any, node: Any) -> Any:
 
 _NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 _COORD_MODES = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-                "tf_half_pixel_for_nn")
+                "tf_half_pixel_for_nn", "half_pixel_symmetric", "tf_crop_and_resize")
 
 
 def _resize(ctx: Any, node: Any, x: Any, scales: Any, sizes: Any, mode: str, coord: str,
-            nearest_mode: str, cubic_a: float = -0.75, exclude: int = 0) -> Any:
-    """image.resize2d over H, W of 4-D NCHW data; N and C must keep their size. With
-    scales, ONNX maps coordinates with the given scale and Relay with out/in: the two
-    agree only when in * scale is an integer, so anything else is refused."""
+            nearest_mode: str, cubic_a: float = -0.75, exclude: int = 0,
+            antialias: int = 0, roi: Any = None, extrapolation: float = 0.0,
+            coord_scales: tuple[float, float] | None = None) -> Any:
+    """image.resize2d over H, W of 4-D NCHW data; N and C must keep their size. Given
+    scales, the output size is floor(in * scale) and coordinates map with the scale
+    itself (resize2d's `scales`, relaylang's addition), as ONNX says; `coord_scales`
+    are such scales for given sizes (keep_aspect_ratio_policy's one scale)."""
     shape = ctx.shape(x)
     if len(shape) != 4:
         raise node.error(f"only 4-D NCHW data is supported, got rank {len(shape)}")
@@ -1210,38 +1214,67 @@ def _resize(ctx: Any, node: Any, x: Any, scales: Any, sizes: Any, mode: str, coo
         if any(isinstance(d, int) and s != d for s, d in zip(sizes[:2], shape[:2])):
             raise node.error("resizing N or C is not supported")
         out = tuple(sizes[2:])
+        # ONNX maps coordinates with out/in in float64 (or keep_aspect_ratio's scale)
+        given_scales = ((float(coord_scales[0]), float(coord_scales[1]))
+                        if coord_scales is not None else
+                        tuple(o / n for o, n in zip(out, hw)))
     else:
         sc = [float(v) for v in np.asarray(scales, np.float32).reshape(-1)]
         if len(sc) != 4:
             raise node.error(f"scales must have 4 entries, got {sc}")
         if sc[0] != 1.0 or sc[1] != 1.0:
             raise node.error("resizing N or C is not supported")
-        out_list = []
-        for n, s in zip(hw, sc[2:]):
-            exact = n * s
-            if s <= 0 or exact != math.floor(exact):
-                raise node.error(f"scale {s} of a dim of size {n} gives a non-integral "
-                                 "size: not expressible exactly")
-            out_list.append(int(exact))
-        out = tuple(out_list)
+        if any(s <= 0 for s in sc[2:]):
+            raise node.error(f"scales must be positive, got {sc}")
+        out = tuple(int(math.floor(n * s)) for n, s in zip(hw, sc[2:]))
+        given_scales = (sc[2], sc[3])
     if any(o <= 0 for o in out):
         raise node.error(f"output size {out} must be positive")
+    extra: dict[str, Any] = {"scales": given_scales}
+    if coord == "tf_crop_and_resize":
+        if roi is None:
+            raise node.error("tf_crop_and_resize needs the roi input")
+        r = [float(v) for v in np.asarray(roi).reshape(-1)]
+        if len(r) != 8:
+            raise node.error(f"roi must have 8 entries (starts and ends of 4 axes), got {r}")
+        if r[0] != 0 or r[1] != 0 or r[4] != 1 or r[5] != 1:
+            raise node.error("a roi cropping N or C is not supported")
+        extra["roi"] = (r[2], r[3], r[6], r[7])
+        extra["extrapolation_value"] = float(extrapolation)
     if mode == "nearest":
         if nearest_mode not in _NEAREST_MODES:
             raise node.error(f"nearest_mode {nearest_mode!r} is not supported")
         return op.image.resize2d(x, size=out, method="nearest_neighbor",
                                  coordinate_transformation_mode=coord,
-                                 rounding_method=nearest_mode)
+                                 rounding_method=nearest_mode, **extra)
+    if antialias:
+        extra["antialias"] = True
     if mode == "linear":
         if coord == "tf_half_pixel_for_nn":
             raise node.error("coordinate mode tf_half_pixel_for_nn is for nearest only")
         return op.image.resize2d(x, size=out, method="linear",
-                                 coordinate_transformation_mode=coord)
+                                 coordinate_transformation_mode=coord, **extra)
     if mode == "cubic":
         return op.image.resize2d(x, size=out, method="cubic",
                                  coordinate_transformation_mode=coord, cubic_alpha=cubic_a,
-                                 cubic_exclude=int(exclude))
+                                 cubic_exclude=int(exclude), **extra)
     raise node.error(f"mode {mode!r} is not supported")
+
+
+def _keep_aspect_ratio(node: Any, shape: Sequence[Any], sizes: Sequence[int],
+                       axes: Sequence[int], policy: str) -> tuple[list[int], list[float]]:
+    """ONNX's keep_aspect_ratio_policy: one scale for the `axes` (the smallest or largest
+    of sizes/in), the sizes it gives (rounded half up) and the per-axis scales."""
+    if not all(isinstance(shape[a], int) for a in axes):
+        raise node.error("keep_aspect_ratio_policy needs static dims on the resized axes")
+    ratios = [sizes[a] / shape[a] for a in axes]
+    scale = min(ratios) if policy == "not_larger" else max(ratios)
+    out = list(sizes)
+    scales = [1.0] * len(shape)
+    for a in axes:
+        out[a] = int(math.floor(scale * shape[a] + 0.5))
+        scales[a] = scale
+    return out, scales
 
 
 def _upsample(ctx: Any, node: Any, scales: Any) -> Any:
@@ -1306,17 +1339,15 @@ def resize_11(ctx: Any, node: Any) -> Any:
         sizes = None
     if (scales is None) == (sizes is None):
         raise node.error("exactly one of scales and sizes must be given")
-    if int(node.attr("antialias", 0)):
-        raise node.error("antialias=1 is not supported")
     axes = node.attr("axes", None)
+    given_axes = [int(a) % rank for a in axes] if axes is not None else list(range(rank))
     if axes is not None:
-        axes = [int(a) % rank for a in axes]
         given = np.asarray(scales if scales is not None else sizes).reshape(-1).tolist()
-        if len(given) != len(axes):
+        if len(given) != len(given_axes):
             raise node.error("scales/sizes and axes differ in length")
         shape = ctx.shape(x)
         full: list[Any] = ([1.0] * rank if scales is not None else list(shape))
-        for a, v in zip(axes, given):
+        for a, v in zip(given_axes, given):
             full[a] = v
         if scales is not None:
             scales = np.asarray(full, np.float32)
@@ -1324,13 +1355,32 @@ def resize_11(ctx: Any, node: Any) -> Any:
             if not all(isinstance(d, int) for d in full):
                 raise node.error("sizes with axes needs static dims")
             sizes = np.asarray(full, np.int64)
-    if sizes is not None and node.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
-        raise node.error("keep_aspect_ratio_policy other than stretch is not supported")
+    policy = node.attr("keep_aspect_ratio_policy", "stretch")
+    coord_scales = None
+    if sizes is not None and policy != "stretch":
+        if policy not in ("not_larger", "not_smaller"):
+            raise node.error(f"keep_aspect_ratio_policy {policy!r} is not one of stretch, "
+                             "not_larger, not_smaller")
+        sizes, kept = _keep_aspect_ratio(node, ctx.shape(x), [int(v) for v in sizes],
+                                         given_axes, policy)
+        coord_scales = (kept[2], kept[3]) if rank == 4 else None   # map with the one scale
     coord = node.attr("coordinate_transformation_mode", "half_pixel")
     if coord not in _COORD_MODES:
         raise node.error(f"coordinate_transformation_mode {coord!r} is not supported")
+    roi = None
+    if coord == "tf_crop_and_resize" and node.input(1) is not None:
+        roi = ctx.constant(node.inputs[1], node, "roi")
+        roi = roi if np.asarray(roi).size else None
+        if axes is not None:          # roi given for the listed axes only
+            r = np.asarray(roi, np.float64).reshape(-1)
+            k = len(given_axes)
+            full_roi = [0.0] * rank + [1.0] * rank
+            for j, a in enumerate(given_axes):
+                full_roi[a], full_roi[rank + a] = r[j], r[k + j]
+            roi = np.asarray(full_roi)
     mode = node.attr("mode", "nearest")
     return _resize(ctx, node, x, scales, sizes, mode, coord,
                    node.attr("nearest_mode", "round_prefer_floor"),
                    float(node.attr("cubic_coeff_a", -0.75)),
-                   int(node.attr("exclude_outside", 0)))
+                   int(node.attr("exclude_outside", 0)), int(node.attr("antialias", 0)),
+                   roi, float(node.attr("extrapolation_value", 0.0)), coord_scales)

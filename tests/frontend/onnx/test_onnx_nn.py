@@ -263,12 +263,17 @@ def test_batch_norm_old_attributes() -> None:
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=target)
 
 
+@pytest.mark.parametrize("x_shape", [(2, 3, 4), (1, 3, 2, 5), (4, 3)])
+def test_batch_norm_training_mode(x_shape) -> None:
+    # the batch's statistics normalise; the running ones are updated with momentum
+    c = x_shape[1]
+    model = _single("BatchNormalization", x_shape, 15, _bn_inits(c), ("s", "b", "m", "v"),
+                    n_out=3, training_mode=1, momentum=0.7, epsilon=1e-3)
+    _check(model, _rand(*x_shape), atol=1e-5)
+
+
 def test_batch_norm_refusals() -> None:
     typed = {"y": ((2, 3, 4), "float32")}
-    model = _single("BatchNormalization", (2, 3, 4), 15, _bn_inits(3), ("s", "b", "m", "v"),
-                    out_types=typed, training_mode=1)
-    with pytest.raises(OnnxImportError, match="training_mode"):
-        rl.frontend.from_onnx(model)
     model = _single("BatchNormalization", (2, 3, 4), 7, _bn_inits(3), ("s", "b", "m", "v"),
                     out_types=typed, spatial=0)
     with pytest.raises(OnnxImportError, match="spatial=0"):

@@ -429,12 +429,18 @@ def test_pad_value_from_a_graph_input() -> None:
     check_model(model, {"x": _data((2, 3)), "v": np.array(9.5, np.float32)})
 
 
-def test_pad_wrap_mode_is_refused() -> None:
+@pytest.mark.parametrize("shape,pads", [((2, 3), [1, 0, 0, 2]), ((3, 1), [2, 4, 5, 0]),
+                                        ((1, 2, 3), [0, 1, 7, 0, 0, 2])])
+def test_pad_wrap_mode(shape, pads) -> None:
+    # numpy.pad's wrap, pads longer than the axis included (onnxruntime agrees)
     model = make_model([helper.make_node("Pad", ["x", "p"], ["y"], mode="wrap")],
-                       inputs={"x": ((2, 3), "float32")}, outputs=["y"],
-                       initializers={"p": np.array([1, 0, 0, 2], np.int64)}, opset=19)
-    with pytest.raises(OnnxImportError, match="wrap"):
-        rl.frontend.from_onnx(model)
+                       inputs={"x": (shape, "float32")}, outputs=["y"],
+                       initializers={"p": np.array(pads, np.int64)}, opset=19)
+    x = _data(shape)
+    check_model(model, {"x": x})
+    n = len(shape)
+    want = np.pad(x, list(zip(pads[:n], pads[n:])), mode="wrap")
+    np.testing.assert_array_equal(run_relay(model, {"x": x})[0], want)
 
 
 # ---------------------------------------------------------------- one-hot, scans, ...

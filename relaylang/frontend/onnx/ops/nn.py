@@ -542,9 +542,35 @@ def batch_norm_9(ctx: Any, node: Any) -> Any:
 @converter("BatchNormalization", since=14)
 def batch_norm_14(ctx: Any, node: Any) -> Any:
     if int(node.attr("training_mode", 0)) != 0:
-        raise node.error("training_mode=1 is not supported (inference only)")
+        return _batch_norm_training(ctx, node)
     _only_first_output(node, "running mean / var of training mode")
     return _batch_norm(ctx, node)
+
+
+def _batch_norm_training(ctx: Any, node: Any) -> Any:
+    """training_mode=1: normalised with the batch's own statistics (mean and population
+    variance over every axis but 1), and the running statistics updated with `momentum`:
+    running = input * momentum + batch * (1 - momentum)."""
+    x, scale, bias, mean, var = node.inputs[:5]
+    rank = _rank(ctx, node, x)
+    if rank < 2:
+        raise node.error("X must have rank >= 2")
+    axes = (0,) + tuple(range(2, rank))
+    batch_mean = op.mean(x, axis=axes)
+    batch_var = op.variance(x, op.mean(x, axis=axes, keepdims=True), axis=axes)
+    y = TupleGetItem(op.nn.batch_norm(x, op.cast(scale, dtype=ctx.dtype(x)),
+                                      op.cast(bias, dtype=ctx.dtype(x)), batch_mean,
+                                      batch_var, axis=1,
+                                      epsilon=float(node.attr("epsilon", 1e-5))), 0)
+    momentum = float(node.attr("momentum", 0.9))
+    outs = [y]
+    for running, batch in ((mean, batch_mean), (var, batch_var)):
+        dtype = ctx.dtype(running)
+        keep = ctx.const(np.asarray(momentum, dtype))
+        take = ctx.const(np.asarray(1.0 - momentum, dtype))
+        outs.append(op.add(op.multiply(running, keep),
+                           op.multiply(op.cast(batch, dtype=dtype), take)))
+    return outs
 
 
 @converter("InstanceNormalization", since=1)

@@ -830,7 +830,7 @@ def _pad(ctx: Any, node: Any, pads: list[int] | None, value: Any, mode: str,
     rank = len(shape)
     if pads is None:
         raise node.error("pads are required")
-    if mode not in ("constant", "reflect", "edge"):
+    if mode not in ("constant", "reflect", "edge", "wrap"):
         raise node.error(f"mode {mode!r} is not supported")
     axes = list(range(rank)) if axes is None else \
         [_axis(node, a, rank, "axes entry") for a in axes]
@@ -861,9 +861,30 @@ def _pad(ctx: Any, node: Any, pads: list[int] | None, value: Any, mode: str,
             raise node.error(f"edge padding of empty axis {k}")
     if not any(before) and not any(after):
         return x
+    if mode == "wrap":
+        return _pad_wrap(node, x, shape, before, after)
     pad_val = _pad_value(ctx, node, value, mode)
     return op.nn.pad(x, pad_val, pad_width=tuple((b, a) for b, a in zip(before, after)),
                      pad_mode=mode)
+
+
+def _pad_wrap(node: Any, x: Any, shape: tuple[Any, ...], before: list[int],
+              after: list[int]) -> Any:
+    """Pad mode wrap (numpy.pad's): per padded axis of size n, x tiled 2q + 1 times
+    (q = ceil(max(before, after) / n)) and the window [q n - before, q n + n + after)
+    cut out of it: data movement only."""
+    for k, (b, a) in enumerate(zip(before, after)):
+        if not b and not a:
+            continue
+        n = shape[k]
+        if not isinstance(n, int) or n == 0:
+            raise node.error(f"wrap padding of axis {k} needs a static non-empty dimension")
+        q = -(-max(b, a) // n)
+        reps = [1] * len(shape)
+        reps[k] = 2 * q + 1
+        x = op.strided_slice(op.tile(x, reps=tuple(reps)), begin=(q * n - b,),
+                             end=(q * n + n + a,), strides=(1,), axes=(k,))
+    return x
 
 
 @converter("Pad", since=1)
@@ -936,7 +957,8 @@ def _pad_dynamic(ctx: Any, node: Any, mode: str, with_axes: bool) -> Any:
 
 @converter("Pad", since=11)
 def pad_11(ctx: Any, node: Any) -> Any:
-    if node.input(1) is not None and ctx.value(node.inputs[1]) is None:
+    if node.input(1) is not None and ctx.value(node.inputs[1]) is None \
+            and node.attr("mode", "constant") != "wrap":       # wrap needs the pads
         return _pad_dynamic(ctx, node, node.attr("mode", "constant"), False)
     return _pad(ctx, node, _ints(_known(ctx, node, 1, "pads")), node.input(2),
                 node.attr("mode", "constant"), None)
@@ -944,7 +966,8 @@ def pad_11(ctx: Any, node: Any) -> Any:
 
 @converter("Pad", since=18)
 def pad_18(ctx: Any, node: Any) -> Any:
-    if any(node.input(i) is not None and ctx.value(node.inputs[i]) is None for i in (1, 3)):
+    if any(node.input(i) is not None and ctx.value(node.inputs[i]) is None for i in (1, 3)) \
+            and node.attr("mode", "constant") != "wrap":       # wrap needs the pads
         return _pad_dynamic(ctx, node, node.attr("mode", "constant"), True)
     return _pad(ctx, node, _ints(_known(ctx, node, 1, "pads")), node.input(2),
                 node.attr("mode", "constant"), _ints(_known(ctx, node, 3, "axes")))

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ir.dtype import dtype_kind
+from ..ir.dtype import CARRIED, dtype_kind
 from ..ir.text import type_text
 from ..ir.types import TensorType, Type
 
@@ -115,6 +115,13 @@ def literal_array(name: str, text: str, dtype: str) -> np.ndarray:
             if dtype == "bfloat16":
                 from ..op.numpy_support import to_bfloat16
                 array = to_bfloat16(raw.astype(np.float32))
+            elif dtype in CARRIED:   # ir/lowp.py's dtypes: floats rounded, integers must fit
+                from ..ir.lowp import from_lowp, to_lowp
+
+                carried = to_lowp(raw, dtype)
+                if dtype_kind(dtype) != "float" and not np.array_equal(from_lowp(carried), raw):
+                    raise ValueError(f"the value does not fit {dtype}")
+                return carried
             else:
                 array = raw.astype(dtype)
     except (TypeError, ValueError, OverflowError) as e:
@@ -177,8 +184,15 @@ def random_input(name: str, ty: Type | None, rng: np.random.Generator,
                   else rng.standard_normal(shape, dtype=native))
         if ty.dtype == "bfloat16":
             return to_bfloat16(values)
+        if ty.dtype in CARRIED:                 # ir/lowp.py's float8/float4 dtypes
+            from ..ir.lowp import to_lowp
+            return to_lowp(values, ty.dtype)
         return values.astype(ty.dtype, copy=False)
     if kind == "bool":
         return rng.integers(0, 2, shape, dtype=np.int8).astype(bool)
     low = 1 if positive else 0
+    if ty.dtype in CARRIED:                     # int4, uint4, int2, uint2
+        from ..ir.lowp import to_lowp
+        top = 4 if ty.dtype.endswith("2") else 8
+        return to_lowp(rng.integers(low, top, shape), ty.dtype)
     return rng.integers(low, 10, shape, dtype=ty.dtype)

@@ -224,9 +224,9 @@ def _result_text(value: Any, full: bool) -> str:
         prefix = f"{path} = " if path else ""
         if isinstance(item, (np.ndarray, np.generic)):
             shown = np.asarray(item)
-            if shown.dtype.kind == "V":         # bfloat16's bit carrier: its values
-                from ..op.numpy_support import from_bfloat16
-                shown = from_bfloat16(shown)
+            if shown.dtype.kind == "V":         # a carrier (bfloat16, float8, ...): its values
+                from ..op.numpy_support import widen
+                shown = widen(shown)
             text = np.array2string(shown, threshold=threshold, prefix=prefix)
         else:
             text = repr(item)
@@ -243,8 +243,9 @@ def _has_nan(value: Any) -> bool:
         if isinstance(item, tuple):
             stack.extend(item)
         elif isinstance(item, (np.ndarray, np.generic)) and item.dtype.kind == "V":
-            from ..op.numpy_support import from_bfloat16
-            if bool(np.isnan(from_bfloat16(item)).any()):
+            from ..op.numpy_support import widen
+            wide = widen(item)
+            if wide.dtype.kind == "f" and bool(np.isnan(wide).any()):
                 return True
         elif isinstance(item, (np.ndarray, np.generic)) and item.dtype.kind in "fc" and \
                 bool(np.isnan(item).any()):
@@ -270,9 +271,9 @@ def _top_k_text(result: Any, k: int, path: str) -> str:
     import numpy as np
     if not isinstance(result, np.ndarray) or result.ndim == 0:
         raise _fail(path, "--top-k needs a tensor result with at least one axis")
-    if result.dtype.kind == "V":                # bfloat16's bit carrier: its values
-        from ..op.numpy_support import from_bfloat16
-        result = from_bfloat16(result)
+    if result.dtype.kind == "V":                # a carrier (bfloat16, float8, ...): its values
+        from ..op.numpy_support import widen
+        result = widen(result)
     rows = result.reshape(-1, result.shape[-1])
     lines = []
     for r, row in enumerate(rows):

@@ -14,7 +14,11 @@ the initializers bound as constants, or the library `rl.build(mod, target="llvm"
 params=params)` compiles. A model whose conversion needs the values of graph inputs
 (`NeedsInputValues`: axes, sizes, scales, shapes fed as inputs) is imported at each run
 instead, with those inputs bound to the run's values (`from_onnx(bind=...)`), one
-program per distinct set of values (cached). An op without a converter raises the importer's
+program per distinct set of values (cached). A model with sequence or optional graph
+inputs is imported per run likewise, specialised to their structure (each sequence's
+length and element shapes, each optional's presence: `shape=` of `from_onnx`); a
+sequence is given as a list of arrays, an empty optional as None, and sequence and
+optional outputs come back the same way. An op without a converter raises the importer's
 `UnsupportedOps` (a converter's refusal its `OnnxImportError`), so a runner reports
 what is missing. `run` takes the graph inputs that are not initializers, in the graph's
 order (a list), or by ONNX name (a dict), and returns the graph outputs in order.
@@ -37,7 +41,7 @@ class RelayBackendRep(BackendRep):
 
     def __init__(self, model: Any, mod: Any, params: Mapping[str, np.ndarray],
                  target: str = "interp", convert: Mapping[str, Any] | None = None,
-                 bind_inputs: Sequence[str] = ()):
+                 bind_inputs: Sequence[str] = (), structured_inputs: Sequence[str] = ()):
         self.model = model
         self.target = target
         inits = {i.name for i in model.graph.initializer}
@@ -49,6 +53,9 @@ class RelayBackendRep(BackendRep):
         # sizes, scales fed at run time) is imported per run, specialised to them
         self.convert = dict(convert or {})
         self.bind_inputs = list(bind_inputs)
+        # sequence and optional inputs: imported per run, specialised to the run's
+        # sequence lengths, element shapes and presence (`shape=` of from_onnx)
+        self.structured_inputs = list(structured_inputs)
         self.specialised: dict[Any, tuple[Any, Any, list[str]]] = {}
         self.mod, self.params, self.executor = mod, dict(params), None
         if mod is not None:
@@ -69,16 +76,20 @@ class RelayBackendRep(BackendRep):
         """The executor for these values of the bound inputs (imported on first use) and
         the positions of the inputs it takes."""
         values = dict(zip(self.input_names, args))
+        structure = {n: _structure(values[n]) for n in self.structured_inputs}
         while True:
             key = tuple((n, values[n].dtype.str, values[n].shape, values[n].tobytes())
-                        for n in self.bind_inputs)
+                        for n in self.bind_inputs) + tuple(structure.items())
             found = self.specialised.get(key)
             if found is not None:
                 executor, _, kept = found
                 return executor, [self.input_names.index(n) for n in kept]
             bind = {n: values[n] for n in self.bind_inputs}
+            convert = dict(self.convert)
+            if structure:
+                convert["shape"] = {**dict(convert.get("shape") or {}), **structure}
             try:
-                mod, params = from_onnx(self.model, bind=bind, **self.convert)
+                mod, params = from_onnx(self.model, bind=bind, **convert)
             except NeedsInputValues as e:
                 more = [n for n in e.inputs if n not in self.bind_inputs]
                 if not more:
@@ -103,22 +114,58 @@ class RelayBackendRep(BackendRep):
             if len(args) != len(self.input_names):
                 raise ValueError(f"the model takes {len(self.input_names)} inputs "
                                  f"({', '.join(self.input_names)}), got {len(args)}")
-        args = [_to_relay(np.asarray(a)) for a in args]
+        args = [_input(a, n in self.structured_inputs)
+                for n, a in zip(self.input_names, args)]
         if self.executor is not None:
             out = self.executor(*args)
         else:
             executor, positions = self._specialisation(args)
-            out = executor(*[args[i] for i in positions])
+            out = executor(*[_structured_arg(args[i]) for i in positions])
         outs = list(out) if isinstance(out, (tuple, list)) and len(self.output_names) != 1 \
             else [out]
         return [_array(o) for o in outs]
 
 
+def _input(value: Any, structured: bool = False) -> Any:
+    """A run's input as relaylang takes it: an array (`_to_relay`); for a sequence or
+    optional input (`structured`), a sequence (a list) as a tuple of them, an empty
+    optional as None."""
+    if not structured:
+        return _to_relay(np.asarray(value))
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return tuple(_to_relay(np.asarray(v)) for v in value)
+    return _to_relay(np.asarray(value))
+
+
+def _structure(value: Any) -> Any:
+    """What the import of a sequence or optional input is specialised to (its `shape=`
+    entry): None for an absent optional, a tuple of element shapes for a sequence, the
+    shape of a tensor."""
+    if value is None:
+        return None
+    if isinstance(value, tuple):
+        return tuple(tuple(int(d) for d in v.shape) for v in value)
+    return tuple(int(d) for d in value.shape)
+
+
+def _structured_arg(value: Any) -> Any:
+    """The argument of an input's parameter: an absent optional's is `()`."""
+    return () if value is None else value
+
+
 def _to_relay(a: np.ndarray) -> np.ndarray:
-    """ONNX's bfloat16 arrays (ml_dtypes) as relaylang's (bit patterns in BFLOAT16)."""
-    if a.dtype.name == "bfloat16" and a.dtype.fields is None:
-        from ..ir.bfloat16 import BFLOAT16
-        return a.view(np.uint16).view(BFLOAT16)
+    """ONNX's bfloat16 arrays (ml_dtypes) as relaylang's (bit patterns in BFLOAT16); its
+    float8, float4, int4/uint4 and int2/uint2 arrays as relaylang's carriers (ir/lowp.py,
+    by bit pattern)."""
+    if a.dtype.kind == "V" and a.dtype.fields is None:
+        if a.dtype.name == "bfloat16":
+            from ..ir.bfloat16 import BFLOAT16
+            return a.view(np.uint16).view(BFLOAT16)
+        from ..ir.lowp import CARRIERS, from_lowp_bits
+        if a.dtype.name in CARRIERS:
+            return from_lowp_bits(np.ascontiguousarray(a).view(np.uint8), a.dtype.name)
     return a
 
 
@@ -127,15 +174,24 @@ def _array(value: Any) -> Any:
     as it is with onnx)."""
     if isinstance(value, (tuple, list)):
         return [_array(v) for v in value]
+    from ..backend.interpreter.values import ConstructorValue
+    if isinstance(value, ConstructorValue):        # an optional: the prelude's Option
+        return _array(value.fields[0]) if value.fields else None
     a = np.asarray(value)
+    if a.dtype.kind != "V":
+        return a
     from ..ir.bfloat16 import BFLOAT16
-    if a.dtype == BFLOAT16:
-        try:
-            import ml_dtypes
-        except ImportError:
-            return a
-        return a.view(np.uint16).view(ml_dtypes.bfloat16)
-    return a
+    from ..ir.lowp import lowp_bits, lowp_name
+    name = lowp_name(a.dtype)
+    if a.dtype != BFLOAT16 and name is None:
+        return a
+    try:
+        import ml_dtypes
+    except ImportError:
+        return a
+    if name is not None:                       # ir/lowp.py's carriers, by bit pattern
+        return lowp_bits(a).view(getattr(ml_dtypes, name))
+    return a.view(np.uint16).view(ml_dtypes.bfloat16)
 
 
 class RelayBackend(Backend):
@@ -157,6 +213,13 @@ class RelayBackend(Backend):
                    if k in kwargs}
         from .onnx.importer import load_model
         proto = load_model(model)
+        inits = {i.name for i in proto.graph.initializer}
+        structured = [vi.name for vi in proto.graph.input if vi.name not in inits and (
+            vi.type.HasField("sequence_type") or vi.type.HasField("optional_type"))]
+        if structured:
+            # imported per run, specialised to the structure of those inputs
+            return RelayBackendRep(proto, None, {}, target=target, convert=convert,
+                                   structured_inputs=structured)
         try:
             mod, params = from_onnx(proto, **convert)
         except NeedsInputValues as e:

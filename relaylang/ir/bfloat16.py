@@ -73,6 +73,8 @@ def to_bfloat16(x: Any) -> Array:
 
 
 def relay_dtype(dtype: np.dtype) -> str:
-    """The Relay dtype of a kernel array's dtype: `str(dtype)`, `bfloat16` for BFLOAT16
-    (the inverse of `carrier_dtype`)."""
-    return "bfloat16" if dtype == BFLOAT16 else str(dtype)
+    """The Relay dtype of a kernel array's dtype: `str(dtype)`, `bfloat16` for BFLOAT16,
+    the field's name for ir/lowp.py's carriers (the inverse of `carrier_dtype`)."""
+    if dtype.kind == "V" and dtype.names:
+        return dtype.names[0]
+    return str(dtype)

@@ -23,7 +23,7 @@ from typing import Any
 from . import expr as _expr
 from . import types as _types
 from .attrs import Attrs, DictAttrs
-from .dtype import canonical_dtype
+from .dtype import CARRIED, canonical_dtype
 from .node import AnyDim, MetaObject
 from .span import Span
 
@@ -32,6 +32,25 @@ __all__ = ["Call", "Function", "GlobalVar", "If", "Let", "RefCreate", "RefRead",
 
 
 # ---------------------------------------------------------------- checks
+
+
+def _lowp_source(value: Any) -> Any:
+    """`value` as an array to convert to a low-precision dtype: a NumPy array as it is
+    (ml_dtypes' arrays converted by value), Python numbers as float64 or int64."""
+    import numpy as np
+    a = getattr(value, "dtype", None)
+    try:
+        if a is not None and a.kind in "biuf":
+            return np.asarray(value)
+        if a is not None:                      # ml_dtypes' float8/int4 arrays, bfloat16
+            from .bfloat16 import BFLOAT16
+            if a == BFLOAT16:
+                return np.asarray(value)
+            kind = "int64" if "int" in a.name else "float32"
+            return np.asarray(value).astype(kind)
+        return np.array(value, dtype=None)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"const: cannot make a tensor of {value!r}: {e}") from None
 
 
 def _check_dtype(dtype: Any, what: str = "dtype") -> str:
@@ -154,6 +173,10 @@ def const(value: Any, dtype: str | None = None, span: Span | None = None) -> _ex
         except (TypeError, ValueError) as e:
             raise TypeError(f"const: cannot make a tensor of {value!r}: {e}") from None
         return _expr.Constant(np.asarray(to_bfloat16(data), order="C"), span=span)
+    if np_dtype in CARRIED:             # ir/lowp.py's carriers, converted from the numbers
+        from .lowp import lowp_name, to_lowp
+        data = value if lowp_name(getattr(value, "dtype", None)) else _lowp_source(value)
+        return _expr.Constant(np.array(to_lowp(data, np_dtype), order="C"), span=span)
     try:
         data = np.array(value, dtype=np_dtype, order="C")
     except (TypeError, ValueError) as e:

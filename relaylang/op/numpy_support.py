@@ -30,7 +30,7 @@ from ..ir.bfloat16 import (  # noqa: F401 - the kernels' bfloat16 helpers, re-ex
     relay_dtype,
     to_bfloat16,
 )
-from ..ir.dtype import canonical_dtype
+from ..ir.dtype import CARRIED, canonical_dtype
 
 Array = np.ndarray
 
@@ -49,10 +49,17 @@ def np_dtype(dtype: str) -> np.dtype:
 
 def carrier_dtype(dtype: str) -> np.dtype:
     """The dtype of the arrays that hold a Relay dtype's values in the kernels: `np_dtype`,
-    or `BFLOAT16` (bit patterns) for bfloat16. Not for `np.asarray(value, dtype=...)`: a
-    number converted to BFLOAT16 becomes its bit pattern, not its value (`to_bfloat16`)."""
+    `BFLOAT16` (bit patterns) for bfloat16, `ir.lowp.CARRIERS[name]` for the float8,
+    float4, 4- and 2-bit integer dtypes. Not for `np.asarray(value, dtype=...)`: a number
+    converted to a carrier becomes a bit pattern, not its value (`to_bfloat16`,
+    `ir.lowp.to_lowp`)."""
     name = canonical_dtype(dtype) or dtype
-    return BFLOAT16 if name == "bfloat16" else np_dtype(name)
+    if name == "bfloat16":
+        return BFLOAT16
+    if name in CARRIED:
+        from ..ir.lowp import CARRIERS
+        return CARRIERS[name]
+    return np_dtype(name)
 
 
 # True inside `fp_errors_ignored`. A context variable, as NumPy's own error state is one:
@@ -166,11 +173,12 @@ def float16_in_float32(kernel: Callable[[list, Any], Any]) -> Callable[[list, An
     """
     def compute(inputs: list, attrs: Any) -> Any:
         for x in inputs:
-            # dtype.char: 'e' float16, 'V' the bfloat16 carrier (cheaper than dtype ==)
+            # dtype.char: 'e' float16, 'V' a carrier: bfloat16's, ir/lowp.py's (cheaper
+            # than dtype ==)
             char = getattr(getattr(x, "dtype", None), "char", None)
             if char == "e":
                 break
-            if char == "V" and x.dtype == BFLOAT16:
+            if char == "V":
                 return bfloat16_call(kernel, inputs, attrs)
         else:
             if attrs is not None and _names_bfloat16(attrs):
@@ -214,29 +222,58 @@ def _to_half(value: Any) -> Any:
 # `np_dtype("bfloat16")` still raises (NumPy has no such dtype: `np.asarray(0.5, BFLOAT16)`
 # would store the bit pattern 0, not the value, so callers must mean the carrier).
 #
+# The float8/float4 dtypes and the 4- and 2-bit integers (ir/lowp.py) are carried the
+# same way and computed the same way: `bfloat16_call` widens every carrier exactly (the
+# floats to float32, int4/int2 to int8, uint4/uint2 to uint8) and rounds the results
+# (float32 ones; int8/uint8 ones for the integers, wrapped) to the carrier's dtype.
+#
 _SEQUENCES = (list, tuple)
 
 
 def _names_bfloat16(attrs: Any) -> bool:
-    """Whether the op's attributes ask for a bfloat16 result (`out_dtype`/`dtype`)."""
+    """Whether the op's attributes ask for a carried result (`out_dtype`/`dtype`):
+    bfloat16 or one of ir/lowp.py's dtypes (canonical spellings)."""
     out = getattr(attrs, "out_dtype", None) or getattr(attrs, "dtype", None)
-    return isinstance(out, str) and out.startswith("bfloat") and canonical_dtype(out) == "bfloat16"
+    return isinstance(out, str) and out in CARRIED
 
 
 def _widen(x: Any) -> Any:
     dtype = getattr(x, "dtype", None)
-    if dtype == BFLOAT16:
-        return from_bfloat16(x)
+    if dtype is not None and dtype.kind == "V":
+        if dtype == BFLOAT16:
+            return from_bfloat16(x)
+        from ..ir.lowp import from_lowp
+        return from_lowp(x)
     if dtype is None and isinstance(x, _SEQUENCES):
         return type(x)(_widen(v) for v in x)
     return x
 
 
-def _narrow(value: Any) -> Any:
+def widen(x: Array) -> Array:
+    """A carrier array's values (bfloat16 and the float8/float4 formats as float32, the
+    4- and 2-bit integers as int8/uint8); any other array as it is."""
+    return _widen(x)
+
+
+def _wide_dtype(carrier: np.dtype) -> np.dtype:
+    """The dtype a carrier is computed in: float32, or int8/uint8 for the integers."""
+    if carrier == BFLOAT16:
+        return SINGLE
+    from ..ir.lowp import INT_FORMATS, lowp_name
+    name = lowp_name(carrier)
+    if name in INT_FORMATS:
+        return np.dtype(np.int8 if INT_FORMATS[name][1] else np.uint8)
+    return SINGLE
+
+
+def _narrow(value: Any, carrier: np.dtype = BFLOAT16) -> Any:
     if isinstance(value, tuple):
-        return tuple(_narrow(v) for v in value)
-    if getattr(value, "dtype", None) == SINGLE:
-        return to_bfloat16(value)
+        return tuple(_narrow(v, carrier) for v in value)
+    if getattr(value, "dtype", None) == _wide_dtype(carrier):
+        if carrier == BFLOAT16:
+            return to_bfloat16(value)
+        from ..ir.lowp import lowp_name, to_lowp
+        return to_lowp(value, lowp_name(carrier))
     return value
 
 
@@ -249,7 +286,7 @@ def _first_float(inputs: list) -> np.dtype | None:
             found = _first_float(list(x))
             if found is not None:
                 return found
-        elif dtype is not None and (dtype.kind == "f" or dtype == BFLOAT16):
+        elif dtype is not None and (dtype.kind == "f" or dtype.kind == "V"):
             return dtype
     return None
 
@@ -262,17 +299,19 @@ def bfloat16_call(kernel: Callable[[list, Any], Any], inputs: list, attrs: Any) 
     kernel's own); without one, they are rounded when the first floating-point input is
     bfloat16, the input whose dtype a Relay op's result takes (`x` of `where(c, x, y)`,
     the data of `reshape_like(data, like)`, of `full_like`, of `bias_add`)."""
-    rounds = _first_float(inputs) == BFLOAT16
+    first = _first_float(inputs)
+    target = first if first is not None and first.kind == "V" else None
     for name in ("out_dtype", "dtype"):
         value = getattr(attrs, name, None)
         if isinstance(value, str) and value:
-            rounds = canonical_dtype(value) == "bfloat16"
-            if rounds:
-                attrs = dataclasses.replace(attrs, **{name: "float32"})
+            canonical = canonical_dtype(value)
+            target = carrier_dtype(canonical) if canonical in CARRIED else None
+            if target is not None:
+                attrs = dataclasses.replace(attrs, **{name: str(_wide_dtype(target))})
             break
     wide = [_widen(x) for x in inputs]
-    if rounds:
-        return quietly(lambda: _narrow(kernel(wide, attrs)))
+    if target is not None:
+        return quietly(lambda: _narrow(kernel(wide, attrs), target))
     return quietly(kernel, wide, attrs)
 
 
@@ -289,9 +328,10 @@ def bfloat16_in_float32(kernel: Kernel, on_bfloat16: Kernel | None = None) -> Ke
     def compute(inputs: list, attrs: Any) -> Any:
         for x in inputs:
             try:
-                bits = x.dtype.char == "V" and x.dtype == BFLOAT16   # 'V': cheap to test
+                bits = x.dtype.char == "V"  # a carrier (bfloat16's, ir/lowp.py's): cheap
             except AttributeError:          # a tuple argument (concatenate, stack)
-                bits = isinstance(x, _SEQUENCES) and _first_float(list(x)) == BFLOAT16
+                bits = isinstance(x, _SEQUENCES) and getattr(
+                    _first_float(list(x)), "kind", None) == "V"
             if bits:
                 return bfloat16_call(target, inputs, attrs)
         if attrs is not None and _names_bfloat16(attrs):

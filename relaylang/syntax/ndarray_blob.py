@@ -23,6 +23,13 @@ _DTYPES = {(0, 8): "int8", (0, 16): "int16", (0, 32): "int32", (0, 64): "int64",
            (1, 8): "uint8", (1, 16): "uint16", (1, 32): "uint32", (1, 64): "uint64",
            (2, 16): "float16", (2, 32): "float32", (2, 64): "float64", (1, 1): "bool"}
 _CODES = {name: key for key, name in _DTYPES.items()}
+# ir/lowp.py's dtypes: DLPack 1.1's float8/float4 type codes, TVM's int/uint codes; one
+# byte an element (as bool's one bit takes a byte), holding the bit pattern (floats) or
+# the value (integers)
+_LOWP = {(10, 8): "float8_e4m3fn", (11, 8): "float8_e4m3fnuz", (12, 8): "float8_e5m2",
+         (13, 8): "float8_e5m2fnuz", (14, 8): "float8_e8m0fnu", (17, 4): "float4_e2m1fn",
+         (0, 4): "int4", (1, 4): "uint4", (0, 2): "int2", (1, 2): "uint2"}
+_LOWP_CODES = {name: key for key, name in _LOWP.items()}
 
 
 def decode_blob(raw: bytes) -> np.ndarray:
@@ -35,7 +42,7 @@ def decode_blob(raw: bytes) -> np.ndarray:
         raise ValueError(f"bad tensor magic 0x{magic:016X} (expected 0x{_MAGIC:016X})")
     if code == 4 and bits != 16:
         raise ValueError(f"bfloat{bits} tensors are not supported")
-    name = "bfloat16" if code == 4 else _DTYPES.get((code, bits))
+    name = "bfloat16" if code == 4 else _DTYPES.get((code, bits)) or _LOWP.get((code, bits))
     if name is None:
         raise ValueError(f"unsupported tensor dtype (type code {code}, {bits} bits)")
     if lanes != 1:
@@ -57,6 +64,15 @@ def decode_blob(raw: bytes) -> np.ndarray:
         array = np.frombuffer(raw, BFLOAT16, count, start).copy()
         array.flags.writeable = False
         return array.reshape(shape)
+    if name in _LOWP_CODES:      # ir/lowp.py's carriers, one byte an element
+        from ..ir.lowp import CARRIERS, INT_FORMATS, from_lowp_bits
+        data = np.frombuffer(raw, np.uint8, count, start)
+        if name in INT_FORMATS:  # values: their low bits are the pattern
+            array = from_lowp_bits(data, name)
+        else:
+            array = data.copy().view(CARRIERS[name])
+        array.flags.writeable = False
+        return array.reshape(shape)
     dtype = np.dtype(np.uint8 if name == "bool" else name).newbyteorder("<")
     array = np.frombuffer(raw, dtype, count, start)   # a view: no per-element Python work
     if name == "bool":   # one byte per element; any nonzero byte is true
@@ -76,6 +92,14 @@ def encode_blob(value: Any) -> str:
         if array.dtype == BFLOAT16:
             data = bfloat16_bits(array).astype("<u2").tobytes()
             head = _HEADER.pack(_MAGIC, 0, 1, 0, array.ndim, 4, 16, 1)
+            dims = struct.pack(f"<{array.ndim}q", *array.shape) + struct.pack("<q", len(data))
+            return base64.b64encode(head + dims + data).decode("ascii")
+        from ..ir.lowp import lowp_name
+        name = lowp_name(array.dtype)
+        if name is not None:
+            code, bits = _LOWP_CODES[name]
+            data = np.ascontiguousarray(array).view(np.uint8).tobytes()
+            head = _HEADER.pack(_MAGIC, 0, 1, 0, array.ndim, code, bits, 1)
             dims = struct.pack(f"<{array.ndim}q", *array.shape) + struct.pack("<q", len(data))
             return base64.b64encode(head + dims + data).decode("ascii")
     key = _CODES.get(array.dtype.name) if array.dtype.kind in "biuf" else None

@@ -58,13 +58,19 @@ def param_type(var: Var) -> Type | None:
     return var.type_annotation if var.type_annotation is not None else var.checked_type
 
 
+def _dtype_name(dtype: np.dtype) -> str:
+    """The Relay dtype of an array's dtype (the carriers of ir/bfloat16.py and ir/lowp.py:
+    one field named after it)."""
+    return dtype.names[0] if dtype.kind == "V" and dtype.names else str(dtype)
+
+
 def _array_type(array: np.ndarray) -> TensorType:
-    return TensorType(tuple(int(n) for n in array.shape), str(array.dtype))
+    return TensorType(tuple(int(n) for n in array.shape), _dtype_name(array.dtype))
 
 
 def _fits(array: np.ndarray, ty: TensorType) -> bool:
     """`?` and symbolic dimensions accept any extent."""
-    return str(array.dtype) == ty.dtype and array.ndim == len(ty.shape) and all(
+    return _dtype_name(array.dtype) == ty.dtype and array.ndim == len(ty.shape) and all(
         not isinstance(d, int) or d == n for d, n in zip(ty.shape, array.shape))
 
 

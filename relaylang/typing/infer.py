@@ -241,7 +241,8 @@ class Inferencer:
 
     def _constant(self, node: Constant) -> Type:
         dtype = node.data.dtype
-        name = "bfloat16" if dtype.kind == "V" else str(dtype)   # ir/bfloat16.py's BFLOAT16
+        # the carriers of ir/bfloat16.py and ir/lowp.py: one field named after the dtype
+        name = dtype.names[0] if dtype.kind == "V" and dtype.names else str(dtype)
         return TensorType(tuple(int(d) for d in node.data.shape), name)
 
     def _op(self, node: Op) -> Type:

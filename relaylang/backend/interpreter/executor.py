@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ...ir.dtype import CARRIED
 from ...ir.expr import Function
 from ...ir.module import IRModule
 from ...ir.node import AnyDim
@@ -68,6 +69,12 @@ def _tensor_argument(value: Any, ty: TensorType, what: str) -> np.ndarray:
         from ...op.numpy_support import to_bfloat16
         try:
             array = to_bfloat16(np.asarray(value, dtype=np.float32))
+        except (TypeError, ValueError, OverflowError) as e:
+            raise InputError(f"{what}: cannot make a {ty.dtype} tensor of {value!r}: {e}") from e
+    elif ty.dtype in CARRIED:                  # ir/lowp.py's dtypes: converted by value
+        from ...ir.lowp import to_lowp
+        try:
+            array = to_lowp(np.asarray(value), ty.dtype)
         except (TypeError, ValueError, OverflowError) as e:
             raise InputError(f"{what}: cannot make a {ty.dtype} tensor of {value!r}: {e}") from e
     else:

@@ -18,6 +18,7 @@ from typing import Any
 import llvmlite
 import llvmlite.binding as llvm
 
+from ...ir.dtype import CARRIED
 from . import loop_ir as L
 from .codegen import (  # noqa: F401  (STATUS_OK: re-exported for the executor)
     STATUS_INT_DIV_BY_ZERO,
@@ -445,6 +446,9 @@ def aligned_empty(shape: Any, dtype: Any, align: int = 64) -> Any:
     executor allocates every buffer with it: sizes in plain Python, as `np.prod` costs
     microseconds per call)."""
     import numpy as np
+    if isinstance(dtype, str) and dtype in CARRIED:    # bfloat16, ir/lowp.py's dtypes: their
+        from ...op.numpy_support import carrier_dtype  # carriers (not ml_dtypes' dtypes of
+        dtype = carrier_dtype(dtype)                   # the same names, once imported)
     dtype = np.dtype(dtype)
     n = dtype.itemsize
     for d in shape:

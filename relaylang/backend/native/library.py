@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ...ir.dtype import CARRIED
 from ...ir.types import FuncType, TensorType, TupleType, Type
 from ..interpreter.executor import InputError, convert_argument
 from .graph_runtime import GraphRuntime
@@ -330,8 +331,8 @@ def _static_tensor_params(params: list[tuple[str, Type | None]]
     for _, ty in params:
         if not (isinstance(ty, TensorType) and all(type(d) is int for d in ty.shape)):
             return []
-        if ty.dtype == "bfloat16":
-            return []            # a structured carrier dtype: the full check converts
+        if ty.dtype in CARRIED:  # bfloat16, ir/lowp.py's: structured carrier dtypes, the
+            return []            # full check converts
         out.append((tuple(ty.shape), np.dtype(ty.dtype)))
     return out
 

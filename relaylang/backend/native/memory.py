@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ...ir.dtype import CARRIED
 from ..llvm.jit import aligned_empty
 
 ALIGNMENT = 64
@@ -65,7 +66,11 @@ def as_aligned(array: np.ndarray) -> np.ndarray:
 
 def view(buffer: np.ndarray, shape: Sequence[int], dtype: str) -> np.ndarray:
     """The first bytes of a slot's buffer as an array of `shape` and `dtype`."""
-    dt = np.dtype(dtype)
+    if dtype in CARRIED:                    # bfloat16, ir/lowp.py's dtypes: their carriers
+        from ...op.numpy_support import carrier_dtype
+        dt = carrier_dtype(dtype)
+    else:
+        dt = np.dtype(dtype)
     return buffer[:count(shape) * dt.itemsize].view(dt).reshape(tuple(shape))
 
 

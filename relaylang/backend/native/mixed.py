@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ...ir.dtype import CARRIED
 from ...ir.expr import Function
 from ...ir.module import IRModule
 from ...ir.traverse import post_order
@@ -83,7 +84,8 @@ class PrimitiveKernels:
         """Compile the kernels of every primitive function with static types now, in one
         batch (those `restore`d from a library file are kept)."""
         prims, names, fns = [], {}, {}
-        for fkey, fn in primitive_functions(mod):
+        from ...ir.progress import track
+        for fkey, fn in track(primitive_functions(mod), "lowering kernels", unit="kernel"):
             self._position[id(fn)] = fkey
             if not is_static_function(fn):
                 continue
@@ -188,7 +190,12 @@ def _type_key(types: Sequence[Any]) -> tuple:
         if isinstance(t, TupleType):
             out.append(_type_key(t.fields))
         elif isinstance(t, TensorType):
-            out.append((tuple(int(d) for d in t.shape), np.dtype(t.dtype).str))
+            if t.dtype in CARRIED:          # bfloat16, ir/lowp.py's: as their carriers
+                from ...op.numpy_support import carrier_dtype
+                dtype = carrier_dtype(t.dtype)
+            else:
+                dtype = np.dtype(t.dtype)
+            out.append((tuple(int(d) for d in t.shape), dtype.str))
         else:
             out.append(None)
     return tuple(out)

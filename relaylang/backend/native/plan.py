@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ...ir.dtype import CARRIED
 from ...ir.expr import Call, Constant, Function, Let, Op, Tuple, TupleGetItem, Var
 from ...ir.types import TensorType, TupleType, Type
 from .memory import plan_storage
@@ -50,6 +51,9 @@ class Value:
     @property
     def nbytes(self) -> int:
         count = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        if self.dtype in CARRIED:           # bfloat16, ir/lowp.py's dtypes: their carriers
+            from ...op.numpy_support import carrier_dtype
+            return count * carrier_dtype(self.dtype).itemsize
         return count * np.dtype(self.dtype).itemsize
 
 

@@ -4,7 +4,10 @@
 returns `(mod, params)` with TVM's meaning of each argument:
 
 - `shape`: {input name: shape} fixing (symbolic or not) input dimensions; dims the model
-  leaves symbolic and `shape` does not fix become `?` (`ANY`).
+  leaves symbolic and `shape` does not fix become `?` (`ANY`). For a sequence input, a
+  list of its elements' shapes (which fixes its length: sequences are tuples); for an
+  optional input, None (absent) or what a tensor / sequence input takes (present); see
+  `ops/sequence.py`.
 - `dtype`: a dtype string, or {input name: dtype}; a dict entry overrides the model's
   declared element type of that input, a string is used only for inputs whose element
   type the model leaves undefined (the model's types are otherwise authoritative).
@@ -43,13 +46,16 @@ from ...ir import builder
 from ...ir.expr import Call, Constant, Expr, Function, GlobalVar, Op, Tuple, TupleGetItem, Var
 from ...ir.module import IRModule
 from ...ir.node import ANY
-from ...ir.types import TensorType, Type
+from ...ir.types import TensorType, TupleType, Type
 from . import registry
 
 # ONNX TensorProto element types -> relaylang dtypes
 _ELEM_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32",
                 7: "int64", 9: "bool", 10: "float16", 11: "float64", 12: "uint32",
-                13: "uint64", 16: "bfloat16"}
+                13: "uint64", 16: "bfloat16",
+                17: "float8_e4m3fn", 18: "float8_e4m3fnuz", 19: "float8_e5m2",
+                20: "float8_e5m2fnuz", 21: "uint4", 22: "int4", 23: "float4_e2m1fn",
+                24: "float8_e8m0fnu", 25: "uint2", 26: "int2"}
 
 
 class OnnxImportError(Exception):
@@ -90,6 +96,33 @@ def elem_dtype(elem_type: int, what: str = "tensor") -> str:
     return dtype
 
 
+def tensor_array(tensor: Any) -> np.ndarray:
+    """A TensorProto as an array: `numpy_helper.to_array`'s, with ml_dtypes' float8,
+    float4, int4/uint4 and int2/uint2 arrays converted by bit pattern to relaylang's
+    carriers (ir/lowp.py); bfloat16 stays ml_dtypes' (builder.const converts it)."""
+    from onnx import numpy_helper
+    return relay_array(numpy_helper.to_array(tensor))
+
+
+def relay_array(array: Any) -> Any:
+    """An ml_dtypes array of a low-precision dtype as relaylang's carrier (by bit
+    pattern); any other array as it is."""
+    dtype = getattr(array, "dtype", None)
+    if dtype is None or dtype.fields is not None or dtype.kind != "V":
+        return array
+    from ...ir.lowp import CARRIERS, from_lowp_bits
+    name = dtype.name
+    if name not in CARRIERS:
+        return array
+    return from_lowp_bits(np.ascontiguousarray(array).view(np.uint8), name)
+
+
+def array_dtype(array: np.ndarray) -> str:
+    """The relaylang dtype of an array (carriers: their field's name)."""
+    dtype = array.dtype
+    return dtype.names[0] if dtype.kind == "V" and dtype.names else str(dtype)
+
+
 # ---------------------------------------------------------------- names
 
 _NAME_PART = re.compile(r"[A-Za-z_][A-Za-z0-9_/]*")
@@ -128,7 +161,7 @@ class Names:
 def attribute_value(attr: Any) -> Any:
     """An AttributeProto's value as Python data: ints, floats, strings (decoded), lists of
     them, numpy arrays for tensors, GraphProtos for graphs."""
-    from onnx import AttributeProto, numpy_helper
+    from onnx import AttributeProto
     t = attr.type
     if t == AttributeProto.FLOAT:
         return float(attr.f)
@@ -137,7 +170,7 @@ def attribute_value(attr: Any) -> Any:
     if t == AttributeProto.STRING:
         return attr.s.decode("utf-8", "replace")
     if t == AttributeProto.TENSOR:
-        return numpy_helper.to_array(attr.t)
+        return tensor_array(attr.t)
     if t == AttributeProto.GRAPH:
         return attr.g
     if t == AttributeProto.FLOATS:
@@ -147,9 +180,13 @@ def attribute_value(attr: Any) -> Any:
     if t == AttributeProto.STRINGS:
         return [s.decode("utf-8", "replace") for s in attr.strings]
     if t == AttributeProto.TENSORS:
-        return [numpy_helper.to_array(v) for v in attr.tensors]
+        return [tensor_array(v) for v in attr.tensors]
     if t == AttributeProto.GRAPHS:
         return list(attr.graphs)
+    if t == AttributeProto.TYPE_PROTO:         # Optional's `type`: the TypeProto itself
+        return attr.tp
+    if t == AttributeProto.TYPE_PROTOS:
+        return list(attr.type_protos)
     if t == AttributeProto.SPARSE_TENSOR:
         raise OnnxImportError(f"attribute {attr.name}: sparse tensors are not supported")
     raise OnnxImportError(f"attribute {attr.name}: unknown attribute type {t}")
@@ -261,7 +298,7 @@ class Context:
     def const(self, value: Any, dtype: str | None = None) -> Constant:
         """A constant of `value` (numpy rules; `dtype` converts)."""
         array = np.asarray(value) if dtype is None else np.asarray(value).astype(dtype)
-        return builder.const(array, str(array.dtype))
+        return builder.const(array, array_dtype(array))
 
     # control flow
     def convert_subgraph(self, graph: Any, inputs: Sequence[Expr]) -> list[Expr]:
@@ -272,6 +309,10 @@ class Context:
     def subgraph_input_types(self, graph: Any) -> list[Type | None]:
         """The declared types of a subgraph's formal inputs (None where not declared)."""
         return [self._importer.declared_type(vi) for vi in graph.input]
+
+    def subgraph_output_types(self, graph: Any) -> list[Type | None]:
+        """The declared types of a subgraph's outputs (None where not declared)."""
+        return [self._importer.declared_type(vi) for vi in graph.output]
 
     def closed_subgraph(self, graph: Any) -> Closure:
         """The outer values `graph` captures as parameters of a closed function (a loop
@@ -448,6 +489,8 @@ class ModelImporter:
         self.global_names = Names()
         self.local_names = Names()
         self._keep: list[Expr] = []                       # the exprs typed by id
+        self.uses_prelude = False     # an ADT of the prelude (Option) is used: import it
+        self._static_inputs: bool | None = None
 
     # ------------------------------------------------------------ types
     def declared_type(self, value_info: Any) -> TensorType | None:
@@ -466,8 +509,36 @@ class ModelImporter:
             dims.append(int(d.dim_value) if d.HasField("dim_value") else ANY)
         return TensorType(tuple(dims), dtype)
 
+    def static_inputs(self) -> bool:
+        """Whether every graph input the program takes has a static type (bound inputs are
+        constants)."""
+        if self._static_inputs is None:
+            inits = {i.name for i in self.model.graph.initializer}
+            static = True
+            for vi in self.model.graph.input:
+                if vi.name in inits or vi.name in self.bind:
+                    continue
+                try:
+                    t = self.input_type(vi)
+                except OnnxImportError:
+                    static = False
+                    break
+                tensors = t.fields if isinstance(t, TupleType) else (t,)
+                if not all(isinstance(f, TensorType)
+                           and all(isinstance(d, int) for d in f.shape) for f in tensors):
+                    static = False
+                    break
+            self._static_inputs = static
+        return self._static_inputs
+
     def name_type(self, expr: Expr, name: str) -> None:
         t = self.value_types.get(name)
+        if t is not None and not isinstance(expr, Var) and any(
+                not isinstance(d, int) for d in t.shape) and self.static_inputs():
+            # ONNX's inference gave up on a dim of a model whose inputs are static (say
+            # after an If, whose branch taken is known here): relaylang's inference, which
+            # sees the constants folded at import, types it instead
+            return
         if t is not None and id(expr) not in self.expr_types:
             self.expr_types[id(expr)] = t
             self._keep.append(expr)
@@ -478,10 +549,10 @@ class ModelImporter:
             return t
         if isinstance(expr, Constant):
             data = np.asarray(expr.data)
-            return TensorType(tuple(int(d) for d in data.shape), str(data.dtype))
+            return TensorType(tuple(int(d) for d in data.shape), array_dtype(data))
         if isinstance(expr, Var) and expr.type_annotation is not None:
             return expr.type_annotation
-        t = infer_expr_type(expr, self.functions)
+        t = infer_expr_type(expr, self.functions, self.uses_prelude)
         self.remember_type(expr, t)
         return t
 
@@ -555,7 +626,9 @@ class ModelImporter:
                                         for d in declared.shape) + ")"
                 raise OnnxImportError(f"bind= gives graph input {name!r} a value of shape "
                                       f"{tuple(value.shape)}; the input is declared {shape}")
-        return builder.const(np.ascontiguousarray(value), str(value.dtype))
+        # (np.ascontiguousarray makes a 0-d array 1-d: keep the shape)
+        return builder.const(np.ascontiguousarray(value).reshape(value.shape),
+                             str(value.dtype))
 
     # ------------------------------------------------------------ globals
     def fresh_global(self, name: str) -> GlobalVar:
@@ -596,28 +669,38 @@ class ModelImporter:
     def bind_initializers(self, graph: Any, scope: GraphConverter, frozen: bool,
                           params: list[Var] | None = None,
                           values: dict[str, np.ndarray] | None = None) -> None:
-        from onnx import numpy_helper
         for init in graph.initializer:
             try:
-                array = numpy_helper.to_array(init)
+                array = tensor_array(init)
             except Exception as e:
                 raise OnnxImportError(f"initializer {init.name!r} cannot be read: {e}") from e
             if array.dtype == np.dtype("O"):
                 raise OnnxImportError(f"initializer {init.name!r}: string tensors are not "
                                       "supported")
             if frozen or params is None:
-                scope.env[init.name] = builder.const(array, str(array.dtype))
+                scope.env[init.name] = builder.const(array, array_dtype(array))
                 continue
             v = Var(self.local_names.fresh(init.name),
-                    TensorType(tuple(int(d) for d in array.shape), str(array.dtype)))
+                    TensorType(tuple(int(d) for d in array.shape), array_dtype(array)))
             self.initializers[id(v)] = array
             scope.env[init.name] = v
             params.append(v)
             assert values is not None
             values[v.name_hint] = array
 
-    def input_type(self, vi: Any) -> TensorType:
+    def input_value(self, vi: Any, v: Var) -> Expr:
+        """What graph input `vi`'s name stands for, given its parameter `v`: `v` itself,
+        or for an optional input its `Option` value (`ops/sequence.py`)."""
+        if vi.type.HasField("optional_type"):
+            from .ops.sequence import optional_input_value
+            return optional_input_value(self, vi, v)
+        return v
+
+    def input_type(self, vi: Any) -> Type:
         name = vi.name
+        if vi.type.HasField("sequence_type") or vi.type.HasField("optional_type"):
+            from .ops.sequence import structured_input_type
+            return structured_input_type(self, vi)
         declared = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
         if declared is None:
             raise OnnxImportError(f"graph input {name!r} is not a tensor (sequence and map "
@@ -663,7 +746,7 @@ class ModelImporter:
                 top.env[vi.name] = bound[vi.name]
                 continue
             v = Var(self.local_names.fresh(vi.name), self.input_type(vi))
-            top.env[vi.name] = v
+            top.env[vi.name] = self.input_value(vi, v)
             params.append(v)
             self.graph_input_vars[id(v)] = vi.name
             self.name_type(v, vi.name)
@@ -682,6 +765,9 @@ class ModelImporter:
         values = {p.name_hint: values[p.name_hint] for p in kept if p.name_hint in values}
         main = Function(tuple(kept), body, None, ())
         mod = IRModule.from_expr(main, dict(self.functions))
+        if self.uses_prelude:
+            from .ops.sequence import with_option_type
+            mod = with_option_type(mod)
         from ...typing import infer_types
         try:
             mod = infer_types(mod)
@@ -782,15 +868,20 @@ def infer_value_types(model: Any, overrides: Mapping[str, Any],
     return types
 
 
-def infer_expr_type(expr: Expr, functions: Mapping[GlobalVar, Function] | None = None
-                    ) -> Type:
+def infer_expr_type(expr: Expr, functions: Mapping[GlobalVar, Function] | None = None,
+                    prelude: bool = False) -> Type:
     """relaylang's type of `expr`, its free variables as parameters (annotated ones),
-    with the global `functions` made so far in scope (calls of loop functions)."""
+    with the global `functions` made so far in scope (calls of loop functions), and the
+    prelude's `Option` type when `prelude` (optionals are its values)."""
     from ...typing import infer_types
     free = [v for v in free_vars_of(expr)]
     fn = Function(tuple(free), expr, None, ())
     try:
-        mod = infer_types(IRModule.from_expr(fn, dict(functions or {})))
+        mod = IRModule.from_expr(fn, dict(functions or {}))
+        if prelude:
+            from .ops.sequence import with_option_type
+            mod = with_option_type(mod)
+        mod = infer_types(mod)
     except Exception as e:
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise OnnxImportError(f"an intermediate value does not type-check: {first}") from e

@@ -316,13 +316,23 @@ def clip(inputs: list, attrs: Any) -> Array:
 def cast_to(x: Array, dtype: np.dtype) -> Array:
     """`x` converted to `dtype`. bfloat16 goes through float32, as TVM's legalisation
     casts it: from bfloat16, exactly widened then converted; to bfloat16, converted to
-    float32 then rounded to nearest even (numpy_support.to_bfloat16)."""
-    if x.dtype == BFLOAT16:
-        if dtype == BFLOAT16:
+    float32 then rounded to nearest even (numpy_support.to_bfloat16). The float8/float4
+    dtypes likewise (ir/lowp.py: widened exactly to float32; converted to float32 and
+    rounded to nearest even, not saturating), and int4/uint4/int2/uint2 through int8/uint8
+    (converted like a narrower integer: truncated, wrapped)."""
+    if x.dtype.kind == "V":                  # a carrier: its values, widened exactly
+        if x.dtype == dtype:
             return x.copy()
-        x = from_bfloat16(x)
-    elif dtype == BFLOAT16:
-        return quietly(to_bfloat16, x)
+        if x.dtype == BFLOAT16:
+            x = from_bfloat16(x)
+        else:
+            from ...ir.lowp import from_lowp
+            x = from_lowp(x)
+    if dtype.kind == "V":
+        if dtype == BFLOAT16:
+            return quietly(to_bfloat16, x)
+        from ...ir.lowp import lowp_name, to_lowp
+        return to_lowp(x, lowp_name(dtype))
     # float -> int out of range: undefined in TVM too
     return quietly(x.astype, dtype)
 
@@ -340,4 +350,13 @@ def cast_like(inputs: list, attrs: Any) -> Array:
 @implement("reinterpret", bfloat16=False)
 def reinterpret(inputs: list, attrs: Any) -> Array:
     x = inputs[0] if inputs[0].flags.c_contiguous else inputs[0].copy()
-    return x.view(carrier_dtype(attrs.dtype))   # bfloat16's carrier holds its bits
+    dtype = carrier_dtype(attrs.dtype)
+    if (x.dtype.kind == "V" and x.dtype != BFLOAT16) or (dtype.kind == "V" and dtype != BFLOAT16):
+        # ir/lowp.py's carriers (one element a byte; the integer ones hold values): by bits
+        from ...ir.lowp import from_lowp_bits, lowp_bits, lowp_name
+        bits = lowp_bits(x) if lowp_name(x.dtype) else x.view(f"u{x.dtype.itemsize}")
+        name = lowp_name(dtype)
+        if name is not None:
+            return from_lowp_bits(bits, name)
+        return bits.astype(f"u{dtype.itemsize}").view(dtype)
+    return x.view(dtype)                         # bfloat16's carrier holds its bits

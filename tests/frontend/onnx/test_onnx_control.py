@@ -285,6 +285,26 @@ def test_loop_with_a_constant_trip_count_has_static_scan_outputs() -> None:
         assert mod["main"].checked_type.ret_type.fields[1].shape == (trips, 2)
 
 
+@pytest.mark.parametrize("trips", [0, 1, 5])
+def test_loop_scan_output_of_run_time_slice_bounds_takes_the_declared_shape(trips) -> None:
+    # x[i:i+1] has run-time bounds (relaylang infers `?`), the body declares it (1,):
+    # the scan output takes the declared static shape (as ONNX's test_loop11)
+    body = loop_body([helper.make_node("Add", ["i", "one"], ["end"]),
+                      helper.make_node("Unsqueeze", ["i", "zero"], ["start1"]),
+                      helper.make_node("Unsqueeze", ["end", "zero"], ["end1"]),
+                      helper.make_node("Slice", ["x", "start1", "end1"], ["piece"]),
+                      helper.make_node("Add", ["v_in", "piece"], ["v_out"]),
+                      helper.make_node("Identity", ["v_out"], ["seen"])],
+                     [("v_in", "v_out", F, [1])], scans=[("seen", F, [1])],
+                     inits={"one": np.int64(1), "zero": np.array([0], np.int64)})
+    model = make_model([helper.make_node("Loop", ["M", "", "v0"], ["v", "vs"], body=body)],
+                       inputs={"M": ((), "int64"), "x": ((5,), "float32"),
+                               "v0": ((1,), "float32")},
+                       outputs={"v": ((1,), "float32"), "vs": ((None, 1), "float32")})
+    check_model(model, {"M": np.array(trips, np.int64), "x": rand(5),
+                        "v0": rand(1)})
+
+
 def test_loop_body_capturing_outer_tensors_gets_them_as_parameters() -> None:
     # captured: a graph input (x), a computed value (e = exp(y)) and an initializer (w)
     body = loop_body([helper.make_node("Mul", ["v_in", "e"], ["t"]),

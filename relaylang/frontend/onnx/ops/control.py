@@ -120,7 +120,8 @@ def _convert_body(ctx: Any, node: Any, closure: Any, graph: Any,
         saved = ctx.functions_snapshot()
         carried = [ctx.fresh_var(name, t) for name, t in zip(carried_names, types)]
         inputs = list(fixed) + carried + (list(extra(carried)) if extra else [])
-        outs = closure.convert(graph, inputs)
+        outs = _declared_scan_shapes(ctx, graph, closure.convert(graph, inputs),
+                                     out_start + n)
         out_types = _types_of(ctx, outs)
         joined = [_join(node, f"loop-carried value {carried_names[k]!r}", types[k],
                         out_types[out_start + k]) for k in range(n)]
@@ -129,6 +130,29 @@ def _convert_body(ctx: Any, node: Any, closure: Any, graph: Any,
         ctx.restore_functions(saved)          # drop the functions of this attempt
         types = joined
     raise node.error("the loop-carried types do not settle")   # unreachable
+
+
+def _declared_scan_shapes(ctx: Any, graph: Any, outs: list[Expr], first: int) -> list[Expr]:
+    """The body outputs from `first` on (scan outputs), each whose inferred shape has `?`
+    dims where the body declares a static shape of the same rank and dtype, reshaped to
+    that shape (a static `reshape`: checked when it runs). ONNX's shape inference knows
+    more than relaylang's here (a slice of run-time bounds that is always one long)."""
+    declared = ctx.subgraph_output_types(graph)
+    outs = list(outs)
+    inferred = _types_of(ctx, outs)          # relaylang's (ONNX's may be by name)
+    for k in range(first, len(outs)):
+        want = declared[k] if k < len(declared) else None
+        got = inferred[k]
+        if not (isinstance(want, TensorType) and isinstance(got, TensorType)):
+            continue
+        if all(isinstance(d, int) for d in got.shape) or \
+                not all(isinstance(d, int) for d in want.shape) or \
+                len(want.shape) != len(got.shape) or want.dtype != got.dtype or \
+                any(isinstance(g, int) and g != w for g, w in zip(got.shape, want.shape)):
+            continue
+        outs[k] = op.reshape(outs[k], newshape=tuple(int(d) for d in want.shape))
+        ctx.remember_type(outs[k], want)
+    return outs
 
 
 _ROLLING_LIMIT = 1 << 26     # elements: a larger fixed-size accumulator grows instead

@@ -275,13 +275,74 @@ def where(ctx: Any, node: Any) -> Any:
     return op.where(node.inputs[0], node.inputs[1], node.inputs[2])
 
 
-def _cast_to(node: Any, code: int) -> Any:
+def _cast_to(node: Any, code: int, ctx: Any = None) -> Any:
     from ..importer import OnnxImportError, elem_dtype
     try:
         dtype = elem_dtype(code, f"Cast to {code}")
     except OnnxImportError as e:
         raise node.error(str(e)) from None
+    if ctx is not None and dtype in _LOWP_FLOATS:
+        return _cast_lowp(ctx, node, node.inputs[0], dtype)
     return op.cast(node.inputs[0], dtype=dtype)
+
+
+# The float8 formats ONNX's `saturate` (opset 19) clamps to their largest finite value
+# (relaylang's cast does not saturate: ir/lowp.py), and float8e8m0's (opset 24).
+_SATURATING = {"float8_e4m3fn": 448.0, "float8_e4m3fnuz": 240.0, "float8_e5m2": 57344.0,
+               "float8_e5m2fnuz": 57344.0}
+_LOWP_FLOATS = (*_SATURATING, "float8_e8m0fnu", "float4_e2m1fn")
+
+
+def _cast_lowp(ctx: Any, node: Any, x: Any, dtype: str) -> Any:
+    """Cast `x` to a float8/float4 dtype as ONNX defines it: `saturate` (default 1)
+    clamps the float8 targets to their largest finite value (inf included, NaN kept:
+    onnx.numpy_helper.saturate_cast) before rounding; float8e8m0 rounds the float32
+    value's exponent by `round_mode` ("up", "down", "nearest"), bit by bit as ONNX's
+    reference (`numpy_helper.to_float8e8m0`) does."""
+    saturate = bool(node.attr("saturate", 1))
+    source = ctx.dtype(x)
+    if dtype == "float8_e8m0fnu":
+        return _cast_e8m0(ctx, node, x, source, saturate)
+    if saturate and dtype in _SATURATING:
+        if source in _LOWP_FLOATS:                 # no kernel computes on them: widen
+            x = op.cast(x, dtype="float32")
+        m = _SATURATING[dtype]
+        x = op.clip(x, a_min=-m, a_max=m)
+    return op.cast(x, dtype=dtype)
+
+
+def _cast_e8m0(ctx: Any, node: Any, x: Any, source: str, saturate: bool) -> Any:
+    mode = node.attr("round_mode", "up")
+    if isinstance(mode, bytes):
+        mode = mode.decode()
+    if mode not in ("up", "down", "nearest"):
+        raise node.error(f"round_mode must be \"up\", \"down\" or \"nearest\", got {mode!r}")
+    if source != "float32":
+        x = op.cast(x, dtype="float32")
+
+    def u32(v: int) -> Any:
+        return ctx.const(np.uint32(v))
+
+    def bit_set(bits: Any, mask: int) -> Any:
+        return op.not_equal(op.bitwise_and(bits, u32(mask)), u32(0))
+
+    bits = op.reinterpret(x, dtype="uint32")
+    exponent = op.bitwise_and(op.right_shift(bits, u32(23)), u32(0xFF))
+    normal = op.not_equal(exponent, u32(0xFF))      # NaN and inf keep 0xFF
+    if mode == "down":
+        code = exponent
+    else:
+        if mode == "up":
+            up = bit_set(bits, 0x7FFFFF)
+        else:   # guard bit and (round bit, sticky bits or an exponent above 0), as ONNX's
+            up = op.logical_and(bit_set(bits, 0x400000), op.logical_or(
+                op.logical_or(bit_set(bits, 0x200000), bit_set(bits, 0x1FFFFF)),
+                op.greater(exponent, u32(0))))
+        up = op.logical_and(up, normal)
+        if saturate:
+            up = op.logical_and(up, op.not_equal(exponent, u32(0xFE)))
+        code = op.add(exponent, op.cast(up, dtype="uint32"))
+    return op.reinterpret(op.cast(code, dtype="uint8"), dtype="float8_e8m0fnu")
 
 
 @converter("Cast", since=1)
@@ -297,12 +358,15 @@ def cast_1(ctx: Any, node: Any) -> Any:
 
 @converter("Cast", since=6)
 def cast_6(ctx: Any, node: Any) -> Any:
-    # opset 19's `saturate` concerns float8 targets only, which relaylang lacks
-    return _cast_to(node, int(node.attr("to")))
+    # opset 19's `saturate` and opset 24's `round_mode` concern float8 targets only
+    return _cast_to(node, int(node.attr("to")), ctx)
 
 
 @converter("CastLike", since=15)
 def cast_like(ctx: Any, node: Any) -> Any:
+    dtype = ctx.dtype(node.inputs[1])
+    if dtype in _LOWP_FLOATS:
+        return _cast_lowp(ctx, node, node.inputs[0], dtype)
     return op.cast_like(node.inputs[0], node.inputs[1])
 
 

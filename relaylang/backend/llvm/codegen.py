@@ -341,11 +341,20 @@ class FunctionBuilder:
             return b.select(memo[id(n.cond)], memo[id(n.a)], memo[id(n.b)])
         if isinstance(n, L.Cast):
             return self.cast(memo[id(n.value)], n.value.dtype, n.dtype)
+        if isinstance(n, L.BitCast):
+            return self.bitcast(memo[id(n.value)], n.value.dtype, n.dtype)
         if isinstance(n, L.Call):
             return self.call(n, [memo[id(a)] for a in n.args])
         if isinstance(n, L.Reduce):
             raise TypeError("a Reduce reached codegen (the scheduler should expand it)")
         raise TypeError(f"unknown expression {n!r}")
+
+    def bitcast(self, v: ir.Value, src: str, dst: str) -> ir.Value:
+        """The bits of register `v` (of `src`) as `dst`: through the memory types, so a
+        float16 register (a float) is rounded to half (exact) and a float16 result
+        widened to float."""
+        raw = self.b.bitcast(self.to_mem(v, src), mem_type(dst))
+        return self.from_mem(raw, dst)
 
     def compare(self, op: str, a: ir.Value, c: ir.Value, dtype: str) -> ir.Value:
         sym = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}[op]

@@ -147,6 +147,20 @@ class Cast(Expr):
 
 
 @dataclass(**NODE)
+class BitCast(Expr):
+    """`value`'s bits read as `dtype`, a dtype of the same width (not bool): LLVM's
+    `bitcast` (a float16 value, kept in a float32 register, is rounded to half first,
+    exact for any float16 value; a float16 result is widened)."""
+    value: Expr
+    dtype: str
+
+    def __post_init__(self) -> None:
+        src = self.value.dtype
+        if "bool" in (src, self.dtype) or bits(src) != bits(self.dtype):
+            raise TypeError(f"bit cast of {src} to {self.dtype}: the widths differ")
+
+
+@dataclass(**NODE)
 class Call(Expr):
     """An intrinsic: exp log ... (see te.INTRINSICS), or fp16_round."""
     name: str
@@ -371,7 +385,7 @@ def children(e: Expr) -> tuple[Expr, ...]:
         return (e.a,)
     if isinstance(e, Select):
         return (e.cond, e.a, e.b)
-    if isinstance(e, Cast):
+    if isinstance(e, (Cast, BitCast)):
         return (e.value,)
     if isinstance(e, Call):
         return e.args
@@ -413,6 +427,8 @@ def rebuild(e: Expr, kids: list[Expr]) -> Expr:
         return Select(kids[0], kids[1], kids[2], e.dtype)
     if isinstance(e, Cast):
         return Cast(kids[0], e.dtype)
+    if isinstance(e, BitCast):
+        return BitCast(kids[0], e.dtype)
     if isinstance(e, Call):
         return Call(e.name, tuple(kids), e.dtype)
     if isinstance(e, Reduce):
@@ -479,6 +495,8 @@ def expr_str(e: Expr) -> str:
             s = f"select({k[0]}, {k[1]}, {k[2]})"
         elif isinstance(n, Cast):
             s = f"{n.dtype}({k[0]})"
+        elif isinstance(n, BitCast):
+            s = f"bitcast<{n.dtype}>({k[0]})"
         elif isinstance(n, Call):
             s = f"{n.name}({', '.join(k)})"
         elif isinstance(n, Reduce):

@@ -131,8 +131,8 @@ class LowerContext:
         self._check_no_reduce(body)
         if dtype is not None and body.dtype != dtype:
             body = L.Cast(body, dtype)
-        if body.dtype == "float16" and not isinstance(body, (L.Load, L.Const)) and not (
-                isinstance(body, L.Call) and body.name == "fp16_round"):
+        if body.dtype == "float16" and not isinstance(body, (L.Load, L.Const, L.BitCast)) \
+                and not (isinstance(body, L.Call) and body.name == "fp16_round"):
             body = L.Call("fp16_round", (body,), "float16")
         return Tensor(shape, body.dtype, name, "compute", axes=axes, body=body)
 
@@ -292,6 +292,19 @@ class LowerContext:
         if isinstance(e, L.Const):
             return _fold_cast(e, dtype)
         return L.Cast(e, dtype)
+
+    @staticmethod
+    def bitcast(e: Any, dtype: str) -> Expr:
+        """The bits of `e` read as `dtype`, a dtype of the same width (NumPy's `view`;
+        not bool): a loop-IR BitCast, LLVM's `bitcast`."""
+        if not isinstance(e, Expr):
+            raise LoweringError("bitcast needs a loop IR expression (not a Python number)")
+        if e.dtype == dtype:
+            return e
+        try:
+            return L.BitCast(e, dtype)
+        except TypeError as err:
+            raise LoweringError(str(err)) from None
 
     def call(self, name: str, *args: Any) -> Expr:
         if name not in INTRINSICS:

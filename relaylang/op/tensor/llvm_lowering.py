@@ -6,9 +6,8 @@ arithmetic modulo 2, NaN-propagating maximum/minimum, the constant-exponent tabl
 `power`. Integer division or remainder by zero gives 0 and sets the kernel's status,
 which the caller raises as the NumPy kernel's ZeroDivisionError (`jit.status_error`).
 
-`reinterpret` lowers where a value cast keeps the bits (the same dtype, signed <->
-unsigned integers of one width); float <-> integer needs a bit cast the loop IR lacks,
-so it runs the NumPy kernel.
+`reinterpret` lowers to the loop IR's bit cast (`b.bitcast`, LLVM's `bitcast`), or to
+the value cast where that keeps the bits (signed <-> unsigned integers of one width).
 """
 from __future__ import annotations
 
@@ -302,14 +301,11 @@ def _same_bits_as_value_cast(src: str, dst: str) -> bool:
 
 @implement("reinterpret", target="llvm")
 def reinterpret(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
-    """numpy_kernels.reinterpret (a view of the same bits as another dtype). The loop IR
-    has no bit-cast expression (its Cast converts values), so only the casts that keep
-    the bits lower here: the same dtype, and signed <-> unsigned integers of one width
-    (int8 <-> uint8, ..., int64 <-> uint64). Between floats and integers this raises
-    NotImplementedError (NoLowering: the executor runs the NumPy kernel)."""
+    """numpy_kernels.reinterpret (a view of the same bits as another dtype): between
+    integers of one width the value cast (a no-op on the bits), otherwise a bit cast
+    (float <-> integer, float16 <-> int16/uint16; the relation has checked the widths)."""
     (x,) = inputs
     dtype = str(out_type.dtype)
-    if not _same_bits_as_value_cast(x.dtype, dtype):
-        raise NotImplementedError(
-            f"reinterpret {x.dtype} as {dtype}: the loop IR has no bit cast")
-    return elementwise(lambda b, v: v)(b, inputs, attrs, out_type)
+    if _same_bits_as_value_cast(x.dtype, dtype):
+        return elementwise(lambda b, v: v)(b, inputs, attrs, out_type)
+    return elementwise(lambda b, v: b.bitcast(v, dtype))(b, inputs, attrs, out_type)

@@ -1,8 +1,8 @@
 """LLVM lowerings of nn.lrn, nn.fast_softmax, reinterpret, vm.shape_of and
 vm.reshape_tensor against the interpreter (the NumPy kernels): float32, float16,
 float64 and integer dtypes, size-1 and size-0 dims, odd sizes, negative axes, windows
-wider than the axis. Float <-> integer reinterpret (no bit cast in the loop IR) and a
-vm.reshape_tensor with the wrong element count have no lowering (NoLowering)."""
+wider than the axis. A vm.reshape_tensor with the wrong element count has no lowering
+(NoLowering); float <-> integer reinterpret is tested in test_bitcast_lowering.py."""
 from __future__ import annotations
 
 import numpy as np
@@ -189,12 +189,6 @@ def test_reinterpret_fused_with_arithmetic() -> None:
     mod = fused_module(text)
     assert isinstance(mod["main"].body.op, rl.ir.expr.Function)    # one primitive function
     assert_matches_interpreter(text, x, y)
-
-
-@pytest.mark.parametrize("src,dst", [("float32", "int32"), ("int32", "float32"),
-                                     ("float64", "uint64"), ("int16", "float16")])
-def test_reinterpret_float_int_has_no_lowering(src: str, dst: str) -> None:
-    _assert_no_lowering(_program([("x", (2, 3), src)], [f'reinterpret(%x, dtype="{dst}")']))
 
 
 # ---------------------------------------------------------------- vm.shape_of

@@ -50,6 +50,7 @@ from ....ir.node import ANY
 from ....ir.types import TensorType, TupleType, Type
 from ....op import make as op
 from ..registry import converter
+from .sequence import is_structured, unrolled_loop
 
 _INT64_SCALAR = TensorType((), "int64")
 _BOOL_SCALAR = TensorType((), "bool")
@@ -241,9 +242,15 @@ def if_1(ctx: Any, node: Any) -> Any:
     for k, (a, b) in enumerate(zip(then_outs, else_outs)):
         ta, tb = ctx.type_of(a), ctx.type_of(b)
         if not (isinstance(ta, TensorType) and isinstance(tb, TensorType)):
+            if is_structured(ctx, a) and is_structured(ctx, b):
+                types.append(None)        # sequences / optionals: typed by unification
+                continue
             raise node.error(f"output {k}: only tensor outputs are supported, got {ta} "
                              f"and {tb}")
         if ta.dtype != tb.dtype or len(ta.shape) != len(tb.shape):
+            # a condition computed from graph inputs can be bound (NeedsInputValues)
+            ctx.constant(node.inputs[0], node, "the condition (the branches differ in "
+                         "dtype or rank)")
             raise node.error(f"output {k}: the branches produce {ta.dtype} of rank "
                              f"{len(ta.shape)} and {tb.dtype} of rank {len(tb.shape)}; "
                              "relaylang's `if` needs one dtype and rank")
@@ -259,12 +266,14 @@ def if_1(ctx: Any, node: Any) -> Any:
         types.append(joined)
     if len(then_outs) == 1:
         out = If(cond, then_outs[0], else_outs[0])
-        ctx.remember_type(out, types[0])
+        if types[0] is not None:
+            ctx.remember_type(out, types[0])
         return out
     result = If(cond, Tuple(list(then_outs)), Tuple(list(else_outs)))
     outs = _unpack(result, len(then_outs))
     for e, t in zip(outs, types):
-        ctx.remember_type(e, t)
+        if t is not None:
+            ctx.remember_type(e, t)
     return outs
 
 
@@ -272,6 +281,9 @@ def if_1(ctx: Any, node: Any) -> Any:
 
 @converter("Loop", since=1)
 def loop_1(ctx: Any, node: Any) -> Any:
+    unrolled = unrolled_loop(ctx, node)      # a carried sequence / optional: unrolled
+    if unrolled is not None:
+        return unrolled[0] if len(unrolled) == 1 else unrolled
     body = node.attr("body")
     max_count, cond = node.input(0), node.input(1)
     inits = [e for e in node.inputs[2:]]

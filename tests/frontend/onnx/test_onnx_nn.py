@@ -175,12 +175,6 @@ def test_max_pool_opset_1_and_8() -> None:
                _rand(1, 2, 5, 5))
 
 
-def test_max_pool_indices_is_refused() -> None:
-    model = _single("MaxPool", (1, 2, 4, 4), 12, n_out=2, kernel_shape=[2, 2])
-    with pytest.raises(OnnxImportError, match="Indices"):
-        rl.frontend.from_onnx(model)
-
-
 @pytest.mark.parametrize("case", range(len(POOL_CASES)))
 def test_avg_pool(case: int) -> None:
     x_shape, attrs = POOL_CASES[case]

@@ -251,11 +251,22 @@ def _ceil_trim(ctx: Any, node: Any, out: Any, x: Any, kernel: tuple[int, ...],
 
 @converter("MaxPool", since=1)
 def max_pool(ctx: Any, node: Any) -> Any:
+    """The pooled values; with the Indices output (opset 8 on), 2-D pooling through
+    nn.max_pool2d_with_argmax (flat indices, in storage_order)."""
     x = node.inputs[0]
-    _only_first_output(node, "Indices: there is no max-pool-with-indices op")
     nd, kernel, strides, dilations, pads, ceil_mode = _pool_geometry(ctx, node, x)
-    if int(node.attr("storage_order", 0)) not in (0, 1):
-        raise node.error("storage_order must be 0 or 1")
+    storage = int(node.attr("storage_order", 0))
+    if storage not in (0, 1):
+        raise node.error(f"storage_order must be 0 or 1, got {storage}")
+    if len(node.outputs) > 1 and node.outputs[1]:
+        if nd != 2:
+            raise node.error(f"output 1 (Indices) is supported for 2-D pooling only, got "
+                             f"{nd}-D")
+        both = op.nn.max_pool2d_with_argmax(x, pool_size=kernel, strides=strides,
+                                            dilation=dilations, padding=pads,
+                                            ceil_mode=ceil_mode, storage_order=storage)
+        return [_ceil_trim(ctx, node, TupleGetItem(both, k), x, kernel, strides, dilations,
+                           pads, ceil_mode) for k in (0, 1)]
     out = _MAX_POOL[nd](x, pool_size=kernel, strides=strides, dilation=dilations,
                         padding=pads, ceil_mode=ceil_mode)
     return _ceil_trim(ctx, node, out, x, kernel, strides, dilations, pads, ceil_mode)
@@ -1252,7 +1263,7 @@ def _resize(ctx: Any, node: Any, x: Any, scales: Any, sizes: Any, mode: str, coo
             raise node.error("resizing N or C is not supported")
         if any(s <= 0 for s in sc[2:]):
             raise node.error(f"scales must be positive, got {sc}")
-        out = tuple(int(math.floor(n * s)) for n, s in zip(hw, sc[2:]))
+        out = tuple(math.floor(n * s) for n, s in zip(hw, sc[2:]))
         given_scales = (sc[2], sc[3])
     if any(o <= 0 for o in out):
         raise node.error(f"output size {out} must be positive")
@@ -1298,7 +1309,7 @@ def _keep_aspect_ratio(node: Any, shape: Sequence[Any], sizes: Sequence[int],
     out = list(sizes)
     scales = [1.0] * len(shape)
     for a in axes:
-        out[a] = int(math.floor(scale * shape[a] + 0.5))
+        out[a] = math.floor(scale * shape[a] + 0.5)
         scales[a] = scale
     return out, scales
 

@@ -10,8 +10,11 @@ The library runs with `relay run model.rlib` or `rl.runtime.load_module`. A prog
 control flow is compiled whole when it is first-order over tensors (`if`, recursion
 through globals); otherwise it runs in mixed mode and a note on stderr says why. Ops without a
 native lowering are named in a warning (they run with their NumPy kernels); `--time`
-prints the seconds of each phase (parse, types, passes, lowering, LLVM optimisation,
-codegen) on stderr. Bad input is a located diagnostic and exit status 1.
+prints the time of each phase (parse, types, passes, lowering, LLVM optimisation,
+codegen) on stderr as the profiler's table (`relaylang.ir.timing`), then the passes of the
+"passes" phase in a table of their own. On a terminal, lowering
+many kernels shows a progress bar; `--quiet` hides it. Bad input is a located diagnostic
+and exit status 1.
 """
 from __future__ import annotations
 
@@ -20,7 +23,15 @@ import sys
 import time
 from typing import Any
 
-from .common import EXIT_DIAGNOSTICS, EXIT_OK, color, error, read, source_name
+from .common import (
+    EXIT_DIAGNOSTICS,
+    EXIT_OK,
+    add_quiet_flag,
+    color,
+    error,
+    read,
+    source_name,
+)
 
 EMITS = ("lib", "ll", "asm", "obj")
 
@@ -32,7 +43,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     from ..syntax.parser import parse
     from ..transform import BindParams, BindParamsError
     from .run import warn_fallback
-    timer = BuildTimer(detailed=args.time)
+    timer = _counting_timer(BuildTimer, detailed=args.time)
     start = time.perf_counter()
     text = read(args.file)
     if text is None:
@@ -58,9 +69,15 @@ def cmd_build(args: argparse.Namespace) -> int:
             error(args.params, str(e))
             return EXIT_DIAGNOSTICS
         timer.add("params", time.perf_counter() - start)
+    from ..transform.instruments import PassTimingInstrument
+    from ..transform.pass_infra import PassContext
+    passes = PassTimingInstrument()          # --time: the "passes" phase, pass by pass
+    instruments = [passes] if args.time else []
+    instruments += _pass_progress()
     try:
-        lib = build(mod, target="llvm", cache=not args.no_cache, entry=args.entry,
-                    timer=timer)
+        with PassContext(instruments=instruments):
+            lib = build(mod, target="llvm", cache=not args.no_cache, entry=args.entry,
+                        timer=timer)
     except DiagnosticError as e:
         print(e.render(color=color()), file=sys.stderr)
         return EXIT_DIAGNOSTICS
@@ -72,11 +89,44 @@ def cmd_build(args: argparse.Namespace) -> int:
     status = _emit(args, lib)
     timer.add("write", time.perf_counter() - start)
     if args.time:
-        for phase, seconds in timer.phases.items():
-            print(f"time: {phase:<32} {seconds * 1e3:10.3f} ms", file=sys.stderr)
-        total = sum(timer.phases.values())
-        print(f"time: {'total':<32} {total * 1e3:10.3f} ms", file=sys.stderr)
+        sys.stderr.write(phase_table(timer))
+        if passes.timings:
+            sys.stderr.write("\n" + passes.report())
     return status
+
+
+def _pass_progress() -> list[Any]:
+    """A progress task over rl.build's -O3 passes when a tool draws progress, else none."""
+    from ..ir import progress
+    if not progress.active():
+        return []
+    from ..transform.instruments import PassProgress, planned_steps
+    from ..transform.pass_infra import PassContext
+    from ..transform.tvm_pipeline import default_pipeline
+    return [PassProgress(planned_steps([default_pipeline(3)], PassContext(opt_level=3)))]
+
+
+def _counting_timer(base: type, detailed: bool) -> Any:
+    """A `BuildTimer` (`base`) that also counts how often each phase was added to."""
+    class CountingTimer(base):  # type: ignore[misc, valid-type]
+        def __init__(self) -> None:
+            super().__init__(detailed=detailed)
+            self.calls: dict[str, int] = {}
+
+        def add(self, phase: str, seconds: float) -> None:
+            super().add(phase, seconds)
+            self.calls[phase] = self.calls.get(phase, 0) + 1
+    return CountingTimer()
+
+
+def phase_table(timer: Any) -> str:
+    """`--time`: the build's phases as the timing table (`relaylang.ir.timing`) of the
+    profiler and `relay opt --time-passes`."""
+    from ..ir.timing import TimingRow, timing_table
+    calls = getattr(timer, "calls", {})
+    rows = [TimingRow(phase, calls.get(phase, 1), seconds)
+            for phase, seconds in timer.phases.items()]
+    return timing_table(rows, name_header="phase")
 
 
 def _emit(args: argparse.Namespace, lib: Any) -> int:
@@ -124,5 +174,7 @@ def add_build_parser(sub: Any) -> None:
     p.add_argument("--no-cache", action="store_true",
                    help="compile every kernel anew (do not read or write the kernel cache)")
     p.add_argument("--time", action="store_true",
-                   help="print the time of each phase on stderr")
+                   help="print the time of each phase on stderr (a table: calls, total "
+                        "and mean ms, share, longest first)")
+    add_quiet_flag(p)
     p.set_defaults(run=cmd_build)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..ir.module import IRModule
@@ -22,8 +22,21 @@ def color() -> bool:
 
 
 def error(path: str, message: str) -> None:
-    """`PATH: error: MESSAGE` on stderr."""
-    print(f"{path}: error: {message}", file=sys.stderr)
+    """`PATH: error: MESSAGE` on stderr (above any progress bar being drawn there)."""
+    line = f"{path}: error: {message}"
+    progress = sys.modules.get("relaylang.ir.progress")      # loaded when bars may be drawn
+    if progress is not None and progress.active():
+        progress.write(line, sys.stderr)
+    else:
+        print(line, file=sys.stderr)
+
+
+def add_quiet_flag(parser: Any) -> None:
+    """`-q/--quiet` for a subcommand: `relay` draws progress bars for it on a terminal
+    (`relaylang/cli/progress.py`) unless it is given."""
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="show no progress bar (there is none when stderr is not a "
+                             "terminal)")
 
 
 STDIN = "-"

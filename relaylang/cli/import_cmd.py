@@ -16,6 +16,9 @@ fixes an input's dims (`?` or -1 for a dim left unknown); `--opset N` converts a
 declared shape and dtype): for axes, sizes, scales or shapes the model feeds as inputs,
 which a static program needs at compile time (the error for such a model names them).
 
+On a terminal a bar shows the phases (converting, printing, writing the weights) of an
+import that takes a while; `--quiet` hides it.
+
 A missing or corrupt file, or a model relaylang cannot convert (every op without a
 converter is named with its node and opset), is one line `MODEL: error: ...` and exit
 status 1.
@@ -26,7 +29,7 @@ import argparse
 import sys
 from typing import Any
 
-from .common import EXIT_DIAGNOSTICS, EXIT_OK, EXIT_USAGE, error, write
+from .common import EXIT_DIAGNOSTICS, EXIT_OK, EXIT_USAGE, add_quiet_flag, error, write
 
 
 def _parse_shape(spec: str) -> tuple[str, tuple[int | None, ...]]:
@@ -119,18 +122,25 @@ def cmd_import(args: argparse.Namespace) -> int:
         error(path, "importing ONNX models needs the `onnx` package: "
                     "pip install 'relaylang[onnx]'")
         return EXIT_DIAGNOSTICS
-    from ..frontend.onnx import OnnxImportError, from_onnx
-    try:
-        mod, params = from_onnx(path, shape=shapes or None, opset=args.opset,
-                                freeze_params=args.inline_params, bind=binds or None)
-    except OnnxImportError as e:
-        error(path, _one_line(str(e), path))
-        return EXIT_DIAGNOSTICS
-    text = program_text(mod)
-    if args.params_out is not None:
-        if not _save_params(args.params_out, params):
+    from ..ir.progress import begin
+    with begin(f"import {Path(path).name}", total=3, unit="step") as task:
+        task.update(0, note="converting")
+        from ..frontend.onnx import OnnxImportError, from_onnx
+        try:
+            mod, params = from_onnx(path, shape=shapes or None, opset=args.opset,
+                                    freeze_params=args.inline_params, bind=binds or None)
+        except OnnxImportError as e:
+            task.close()         # the bar gone before the error line
+            error(path, _one_line(str(e), path))
             return EXIT_DIAGNOSTICS
-    elif params and not args.inline_params:
+        task.update(1, note="printing")
+        text = program_text(mod)
+        task.update(1, note="writing weights")
+        saved = args.params_out is None or _save_params(args.params_out, params)
+        task.update(1)
+    if not saved:
+        return EXIT_DIAGNOSTICS
+    if args.params_out is None and params and not args.inline_params:
         print(f"{path}: note: {len(params)} weight(s) are parameters of @main and were not "
               "written: give --params-out P.npz to save them, or --inline-params to make "
               "them constants", file=sys.stderr)
@@ -195,4 +205,5 @@ def add_import_parser(sub: Any) -> None:
                         "scales or shapes fed as inputs); repeatable")
     p.add_argument("--opset", type=int, metavar="N",
                    help="convert as ONNX opset N (default: the model's)")
+    add_quiet_flag(p)
     p.set_defaults(run=cmd_import)

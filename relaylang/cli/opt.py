@@ -12,6 +12,10 @@ belong to the options). Debugging flags become instruments on the `PassContext`:
 themselves never print. What is printed is `astext` of the result, so input comments are
 never echoed (a golden file's CHECK lines cannot match themselves); a typed module carries
 TVM's `/* ty=... */` annotations, as `mod.astext()` did in TVM.
+
+`--time-passes` prints the profiler's table (`relaylang.ir.timing`) on stderr: one row per
+pass with its calls, longest first, and the total. On a terminal a long pipeline shows a
+progress bar of its passes; `--quiet` hides it.
 """
 from __future__ import annotations
 
@@ -19,7 +23,16 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .common import EXIT_DIAGNOSTICS, EXIT_OK, color, error, internal_error, parse_file, write
+from .common import (
+    EXIT_DIAGNOSTICS,
+    EXIT_OK,
+    add_quiet_flag,
+    color,
+    error,
+    internal_error,
+    parse_file,
+    write,
+)
 
 if TYPE_CHECKING:
     from ..ir.module import IRModule
@@ -126,7 +139,8 @@ def add_opt_parser(sub: Any) -> None:
     p.add_argument("--print-changed", action="store_true",
                    help="print after a pass only when it changed the module")
     p.add_argument("--time-passes", action="store_true",
-                   help="print the wall time of each pass (on stderr)")
+                   help="print the wall time of each pass on stderr (a table: calls, total "
+                        "and mean ms, share, longest first)")
     p.add_argument("--verify-each", action="store_true",
                    help="after each pass check for free variables and type errors, "
                         "naming the pass that broke the module")
@@ -140,4 +154,5 @@ def add_opt_parser(sub: Any) -> None:
                    choices=["auto", "always", "never"],
                    help="highlight the printed module: auto (default, when stdout is a "
                         "terminal), always (also plain --color) or never; never with -o")
+    add_quiet_flag(p)
     p.set_defaults(run=cmd_opt)

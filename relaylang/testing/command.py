@@ -2,7 +2,8 @@
 
 Paths are `.relay` files or directories searched for them; with none, `tests/golden`.
 With `--update` the `.out`/`.err` files are rewritten from what the cases print and the
-diffs are shown, so reviewers read the change; CHECK lines are never rewritten.
+diffs are shown, so reviewers read the change; CHECK lines are never rewritten. On a
+terminal a progress bar counts the files (on stderr, cleared at the end); `--quiet` hides it.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ def golden_files(paths: list[str]) -> list[Path]:
 
 
 def cmd_test(args: argparse.Namespace) -> int:
+    from ..ir.progress import track, write
     from .cases import GoldenFormatError
     from .golden import run_file
     files = golden_files(args.paths)
@@ -29,23 +31,23 @@ def cmd_test(args: argparse.Namespace) -> int:
         print("relay test: error: no .relay test files found", file=sys.stderr)
         return 1
     passed = failed = 0
-    for path in files:
+    for path in track(files, "golden files", unit="file"):
         try:
             outcome = run_file(path, update=args.update)
         except GoldenFormatError as e:
-            print(f"FAIL {e}", file=sys.stdout)
+            write(f"FAIL {e}", sys.stdout)
             failed += 1
             continue
         except OSError as e:
-            print(f"FAIL {path}: cannot read: {e.strerror or e}")
+            write(f"FAIL {path}: cannot read: {e.strerror or e}", sys.stdout)
             failed += 1
             continue
         for diff in outcome.updates:
-            sys.stdout.write(diff)
+            write(diff.removesuffix("\n"), sys.stdout)
         for case, problems in outcome.failures:
-            print(f"FAIL {path} {case.name}")
-            for problem in problems:
-                print("  " + problem.rstrip().replace("\n", "\n  "))
+            lines = [f"FAIL {path} {case.name}"]
+            lines += ["  " + problem.rstrip().replace("\n", "\n  ") for problem in problems]
+            write("\n".join(lines), sys.stdout)
         passed += outcome.passed
         failed += len(outcome.failures)
     print(f"{passed} passed, {failed} failed")
@@ -58,4 +60,6 @@ def add_test_parser(sub: Any) -> None:
                    help=f"test files or directories (default: {DEFAULT_PATH})")
     p.add_argument("--update", action="store_true",
                    help="rewrite the .out/.err files from the actual output; show the diffs")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="show no progress bar (there is none when stderr is not a terminal)")
     p.set_defaults(run=cmd_test)

@@ -1,4 +1,5 @@
-"""The built-in pass instruments: print IR around passes, time them, verify after each.
+"""The built-in pass instruments: print IR around passes, time them, verify after each,
+show their progress.
 
 (TVM's python/tvm/ir/instrument.py; xDSL's `PassPipeline.callback`.) They write to
 the stream they are given, so the CLI decides where debugging output goes.
@@ -7,12 +8,13 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
+from collections.abc import Sequence
+from typing import Any, TextIO
 
 from ..ir.analysis import free_vars
 from ..ir.diagnostics import DiagnosticError
 from ..ir.module import IRModule
-from .pass_infra import PassInfo, PassInstrument, canonical_name
+from .pass_infra import Pass, PassContext, PassInfo, PassInstrument, Sequential, canonical_name
 
 
 def _text(mod: IRModule) -> str:
@@ -55,25 +57,90 @@ class PrintIR(PassInstrument):
 
 
 class PassTimingInstrument(PassInstrument):
-    """Wall time per pass, in the order passes ran; `report()` formats the table."""
+    """Wall time per pass, in the order passes ran; `report()` formats the table
+    (`ir/timing.py`: one row per pass name with its calls, sorted by time, and the total).
+    A pass run inside another one's run is timed on its own and its time taken out of the
+    outer pass's, so the rows add up to the time spent in passes."""
 
     def __init__(self) -> None:
         self.timings: list[tuple[str, float]] = []
-        self._start: list[float] = []
+        self._start: list[list[float]] = []      # [start, seconds of the passes inside]
 
     def run_before_pass(self, mod: IRModule, info: PassInfo) -> None:
-        self._start.append(time.perf_counter())
+        self._start.append([time.perf_counter(), 0.0])
 
     def run_after_pass(self, mod: IRModule, info: PassInfo) -> None:
-        self.timings.append((info.name, time.perf_counter() - self._start.pop()))
+        start, inner = self._start.pop()
+        elapsed = time.perf_counter() - start
+        if self._start:
+            self._start[-1][1] += elapsed
+        self.timings.append((info.name, max(elapsed - inner, 0.0)))
 
     def report(self) -> str:
-        total = sum(t for _, t in self.timings) or 1e-12
-        lines = [f"{'pass':<28} {'ms':>10} {'%':>6}"]
-        for name, t in self.timings:
-            lines.append(f"{name:<28} {t * 1e3:>10.3f} {100 * t / total:>6.1f}")
-        lines.append(f"{'total':<28} {total * 1e3:>10.3f}")
-        return "\n".join(lines) + "\n"
+        from ..ir.timing import aggregate, timing_table
+        return timing_table(aggregate(self.timings), name_header="pass")
+
+
+class PassProgress(PassInstrument):
+    """Passes as a progress task (`relaylang.ir.progress`): one step per pass run at the
+    top (passes a pass runs inside it are part of its step), the running pass's name as
+    the note. `total`: the steps expected (`planned_steps`), None when unknown. The task
+    begins with the first pass and ends with the context it began in (`optimize` enters
+    one of its own inside the caller's), or once `total` steps are done. Nothing is drawn
+    unless a tool installed a renderer."""
+
+    def __init__(self, total: int | None = None, label: str = "passes"):
+        self.total, self.label = total, label
+        self._task: Any = None
+        self._contexts = 0         # contexts entered holding this instrument, nested
+        self._began_in = 0         # ... when the task began
+        self._depth = 0            # passes running, nested
+
+    def enter_pass_ctx(self) -> None:
+        self._contexts += 1
+
+    def exit_pass_ctx(self) -> None:
+        self._contexts -= 1
+        if self._contexts < self._began_in:
+            self._close()
+
+    def _close(self) -> None:
+        if self._task is not None:
+            self._task.close()
+            self._task = None
+        self._depth = 0
+
+    def run_before_pass(self, mod: IRModule, info: PassInfo) -> None:
+        self._depth += 1
+        if self._depth == 1:
+            if self._task is None:
+                from ..ir.progress import begin
+                self._task = begin(self.label, self.total, "pass")
+                self._began_in = self._contexts
+            self._task.update(0, note=info.name)
+
+    def run_after_pass(self, mod: IRModule, info: PassInfo) -> None:
+        self._depth -= 1
+        if self._depth == 0 and self._task is not None:
+            self._task.update(1)
+            if self.total is not None and self._task.done >= self.total:
+                self._close()
+
+
+def planned_steps(passes: Sequence[Pass], ctx: PassContext) -> int:
+    """How many top-level passes `passes` run under `ctx` (those of Sequentials flattened;
+    skipped ones, above its opt level or disabled, not counted)."""
+    count = 0
+    stack = list(reversed(passes))
+    while stack:
+        p = stack.pop()
+        if not ctx.should_run(p.info):
+            continue
+        if isinstance(p, Sequential):
+            stack.extend(reversed(p.passes))
+        else:
+            count += 1
+    return count
 
 
 class VerifyError(Exception):

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..ir import progress
 from .pass_infra import (
     Pass,
     PassContext,
@@ -216,9 +217,14 @@ class Pipeline:
         log = io.StringIO()
         current = _CurrentPass()
         instruments = self._instruments(log)
+        passes = self._all_passes()
+        watch: list[PassInstrument] = [current]
+        if progress.active():          # a tool draws progress: the passes as a task
+            from .instruments import PassProgress, planned_steps
+            watch.append(PassProgress(planned_steps(passes, self._context(()))))
         try:
-            with self._context([current, *instruments]):
-                out = Sequential(self._all_passes())(mod)
+            with self._context([*watch, *instruments]):
+                out = Sequential(passes)(mod)
         except Exception as e:       # noqa: BLE001 -- handed to the caller, with the pass
             raise PassFailed(current.name, e, log.getvalue()) from e
         timing = "".join(i.report() for i in instruments if isinstance(i, PassTimingInstrument))

@@ -1,5 +1,5 @@
 """Editing-help handlers: completion, signature help, semantic tokens, inlay hints,
-formatting, code actions and the `relay.previewPass` command."""
+formatting, code actions and the `relay.previewPass` and `relay.showGraph` commands."""
 from __future__ import annotations
 
 import asyncio
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .server import RelayLanguageServer
 
 PREVIEW_COMMAND = "relay.previewPass"
+SHOW_GRAPH_COMMAND = "relay.showGraph"
 
 _COMPLETION_KINDS = {
     "op": lsp.CompletionItemKind.Function, "global": lsp.CompletionItemKind.Function,
@@ -156,6 +157,14 @@ def _register_formatting(server: RelayLanguageServer) -> None:
         return await run(ls, params.text_document.uri, params.range)
 
 
+def _can_show_documents(ls: Any) -> bool:
+    """Whether the client said it handles `window/showDocument` (LSP 3.16)."""
+    caps = getattr(ls, "client_capabilities", None)
+    window = getattr(caps, "window", None)
+    show = getattr(window, "show_document", None)
+    return bool(getattr(show, "support", False))
+
+
 def _register_code_actions(server: RelayLanguageServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
         code_action_kinds=[lsp.CodeActionKind.RefactorRewrite]))
@@ -176,7 +185,39 @@ def _register_code_actions(server: RelayLanguageServer) -> None:
             actions += [lsp.Command(title=f"Preview {name} on @{function}",
                                     command=PREVIEW_COMMAND, arguments=[uri, name, function])
                         for name in OFFERED_PASSES]
+            actions += [lsp.Command(title=f"Show graph of @{function}",
+                                    command=SHOW_GRAPH_COMMAND, arguments=[uri, function]),
+                        lsp.Command(title=f"Show graph of @{function} after FuseOps",
+                                    command=SHOW_GRAPH_COMMAND,
+                                    arguments=[uri, function, "FuseOps"])]
         return actions
+
+    @server.command(SHOW_GRAPH_COMMAND)
+    async def show_graph(ls: Any, *args: Any) -> dict[str, Any]:
+        """Arguments: document URI, function name, pipeline (optional: passes to run first,
+        as `relay opt -p` reads them). Writes the function's dataflow graph as one
+        self-contained HTML page (relaylang/viz/, as `relay viz -o F.html` draws it) and
+        returns {"path": the file written or None, "error": why not, or None}."""
+        if len(args) not in (2, 3) or not all(isinstance(x, str) for x in args):
+            raise ValueError(f"{SHOW_GRAPH_COMMAND} expects (uri, function[, pipeline]); "
+                             f"got {list(args)!r}")
+        from relaylang.viz import VizError, write_html_for
+        uri, function = args[0], args[1]
+        after = args[2] if len(args) == 3 and args[2] else None
+        text = ls.workspace.get_text_document(uri).source
+        path = to_fs_path(uri) or uri
+        try:
+            out = await asyncio.to_thread(write_html_for, text, path, function, after)
+        except VizError as e:
+            return {"path": None, "error": str(e)}
+        if _can_show_documents(ls):          # the client opens it in the browser
+            from pathlib import Path
+            try:
+                await ls.window_show_document_async(lsp.ShowDocumentParams(
+                    uri=Path(out).resolve().as_uri(), external=True))
+            except Exception:     # noqa: BLE001, S110 -- the page is written; showing it is
+                pass              # a bonus (the client may refuse or fail to open it)
+        return {"path": out, "error": None}
 
     @server.command(PREVIEW_COMMAND)
     async def preview(ls: Any, *args: Any) -> dict[str, Any]:

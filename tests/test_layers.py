@@ -32,6 +32,7 @@ LAYERS: dict[str, int] = {
     "relaylang.frontend": 8,
     "relaylang.ide": 9,
     "relaylang.testing": 9,
+    "relaylang.viz": 9,          # pictures of functions (relay viz, :viz, "Show graph")
     "relaylang.repl": 10,
     "relaylang.cli": 11,
     "relaylang.__main__": 11,

@@ -14,8 +14,9 @@ import relaylang.cli as cli
 
 ROOT = Path(__file__).resolve().parents[2]
 # DESIGN.md "The command line", the subcommands built so far, in `relay --help`'s order.
-# (import, viz and tune come with the frontends.)
-EXISTING = ["parse", "check", "fmt", "run", "build", "opt", "import", "repl", "test", "lsp"]
+# (tune comes later.)
+EXISTING = ["parse", "check", "fmt", "run", "build", "opt", "import", "viz", "repl", "test",
+            "lsp"]
 
 
 def listed(help_text: str) -> list[str]:

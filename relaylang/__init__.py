@@ -21,6 +21,7 @@ _LAZY = {
     "evaluate": ("relaylang.backend.build", "evaluate"),
     "create_executor": ("relaylang.backend.build", "create_executor"),
     "build": ("relaylang.backend.build", "build"),
+    "profile": ("relaylang.backend.profiler", "profile"),
     "prelude": ("relaylang.std", "prelude"),
 }
 
@@ -41,6 +42,7 @@ _MODULES = {
 if TYPE_CHECKING:
     from .backend import graph_executor, runtime
     from .backend.build import build, create_executor, evaluate
+    from .backend.profiler import profile
     from .ir.builder import (
         Call,
         Function,

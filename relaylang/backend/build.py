@@ -164,6 +164,7 @@ def _build_graph(optimised: IRModule, entry: str, plan: Any, functions: list[Fun
     from .native.library import Library
     from .native.library_file import export_graph
     from .native.plan import constant_params, plan_slots
+    from .profiler import function_flops
     lower = native_kernels.lower         # looked up at each build (tests replace it)
     # One kernel per distinct primitive function (structurally equal ones share it) and
     # set of constant parameters.
@@ -173,7 +174,9 @@ def _build_graph(optimised: IRModule, entry: str, plan: Any, functions: list[Fun
     fallbacks: dict[str, Function] = {}
     refusals: dict[str, Any] = {}
     start = time.perf_counter()
-    for fn, step in zip(functions, plan.steps):
+    from ..ir.progress import track
+    for fn, step in track(zip(functions, plan.steps), "lowering kernels",
+                          total=len(functions), unit="kernel"):
         consts = constant_params(plan, step)
         key = (function_key(fn), consts)
         name = next((n for f, n in unique.get(key, ()) if f is fn or structural_equal(f, fn)),
@@ -204,6 +207,7 @@ def _build_graph(optimised: IRModule, entry: str, plan: Any, functions: list[Fun
         step.kernel = name
         step.native = name in lowered
         step.ops = op_names(fn)
+        step.flops = function_flops(fn)          # the profiler's GFLOPS
         if name not in made:
             made[name] = (NativeCall(name, kernels[name], fn.body.checked_type, step.ops,
                                      fn.body.span or fn.span)

@@ -8,6 +8,9 @@ stays fast. Other packages add subcommands through the entry-point group
 `relaylang.commands` (`NAME = "module:add_parser"`): the language server's `relay lsp`
 comes from the top-level `lsp` package that way, and `relaylang` never imports it.
 
+A subcommand with a `--quiet` flag shows progress bars on a terminal
+(`relaylang/cli/progress.py`) unless it is given.
+
 Exit status: 0 success, 1 diagnostics reported, 2 usage error, 70 internal error.
 """
 from __future__ import annotations
@@ -29,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "build": "relaylang.cli.build:add_build_parser",
     "opt": "relaylang.cli.opt:add_opt_parser",
     "import": "relaylang.cli.import_cmd:add_import_parser",
+    "viz": "relaylang.cli.viz:add_viz_parser",
     "repl": "relaylang.repl.command:add_repl_parser",
     "test": "relaylang.testing.command:add_test_parser",
 }
@@ -102,7 +106,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"unrecognized arguments: {' '.join(unknown)}")
     run: Callable[[argparse.Namespace], int] = args.run
     try:
-        return run(args)
+        if not hasattr(args, "quiet"):      # a subcommand without --quiet draws no bars
+            return run(args)
+        from .progress import terminal_progress
+        with terminal_progress(args.quiet):
+            return run(args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -2,11 +2,17 @@
 
     relay run FILE [--entry main] [--input NAME=FILE.npy] [--params FILE.npz] [--random-inputs]
              [--max-depth N] [--time] [--full] [--output FILE.npy] [--top-k K]
-             [--target interp|llvm]
+             [--target interp|llvm] [--profile] [--trace OUT.json]
     relay run LIB.rlib [same options but --params]     # a library from `relay build`
 
 `--target llvm` builds the program with the LLVM backend (`rl.build`) and runs the
 library; a library file (written by `relay build` / `lib.export_library`) runs as it is.
+
+`--profile` runs it under the profiler (`relaylang/backend/profiler.py`) and prints,
+after the result, where the time went: one row per op and shapes (interpreter) or per
+kernel (LLVM), a summary per op kind and the profiler's measured overhead; `--trace
+OUT.json` (implies --profile) also writes the calls as a Chrome trace for Perfetto. The
+program then runs a few times (a warm-up, unprofiled for comparison, profiled).
 
 The result is printed as NumPy prints it (tuples one leaf per line); every problem with
 the inputs is one line `FILE: error: ...`, run-time errors point at the source.
@@ -190,6 +196,8 @@ def _execute(args: argparse.Namespace, typed: IRModule | None, values: list[Any]
     from ..backend.interpreter.executor import InputError, create_executor
     from ..backend.interpreter.machine import InterpreterError
     from ..ir.diagnostics import Diagnostic, render
+    if getattr(args, "profile", False) or getattr(args, "trace", None):
+        return _profiled(args, typed, values, executor)
     if executor is None:
         assert typed is not None
         executor = create_executor(typed, args.entry, max_depth=args.max_depth)
@@ -208,6 +216,44 @@ def _execute(args: argparse.Namespace, typed: IRModule | None, values: list[Any]
     if args.time:
         print(f"time: {(time.perf_counter() - start) * 1e3:.3f} ms", file=sys.stderr)
     return result
+
+
+def _profiled(args: argparse.Namespace, typed: IRModule | None, values: list[Any],
+              executor: Any) -> Any:
+    """`--profile` / `--trace`: run `@entry` under the profiler; its table is kept for
+    `_report` (printed after the result)."""
+    import os
+
+    from ..backend.interpreter.executor import InputError
+    from ..backend.interpreter.machine import InterpreterError
+    from ..backend.profiler import ProfileError, profile
+    from ..ir.diagnostics import Diagnostic, render
+    if args.trace:                  # before a long run: can the trace be written there?
+        folder = os.path.dirname(os.path.abspath(args.trace))
+        if os.path.isdir(args.trace) or not os.path.isdir(folder) or \
+                not os.access(folder, os.W_OK) or \
+                (os.path.exists(args.trace) and not os.access(args.trace, os.W_OK)):
+            raise _fail(args.trace, "cannot write the trace file here (no such folder, "
+                                    "not writable, or a folder)")
+    target = executor.lib if executor is not None else typed
+    try:
+        prof = profile(target, *values, entry=args.entry, trace=args.trace, show=False,
+                       max_depth=args.max_depth if executor is None else None)
+    except InputError as e:
+        raise _fail(args.file, str(e)) from e
+    except ProfileError as e:
+        raise _fail(args.trace, str(e)) from e
+    except InterpreterError as e:
+        diagnostic = Diagnostic.error(e.message, e.span, code="runtime")
+        sources = typed.sources if typed is not None else {}
+        raise _RunFailed(render(diagnostic, sources, color=color())) from e
+    except (RecursionError, MemoryError) as e:
+        what = f"ran out of memory or stack ({type(e).__name__})"
+        raise _fail(args.file, f"@{args.entry} {what}") from e
+    if args.time:                       # the run's own time: unprofiled (the best run)
+        print(f"time: {prof.unprofiled / prof.repeat * 1e3:.3f} ms", file=sys.stderr)
+    args.profile_text = prof.text()
+    return prof.result
 
 
 def _result_text(value: Any, full: bool) -> str:
@@ -334,6 +380,8 @@ def _report(args: argparse.Namespace, result: Any) -> None:
         print(_top_k_text(result, args.top_k, args.file))
     if args.output is not None:
         _save_output(args, result)
+    if getattr(args, "profile_text", None):
+        print("\n" + args.profile_text, end="")
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -393,6 +441,12 @@ def add_run_parser(sub: Any) -> None:
     p.add_argument("--top-k", type=int, default=0, metavar="K",
                    help="also print the K largest entries of the result's last axis, with "
                         "their indices (a classifier's predicted classes)")
+    p.add_argument("--profile", action="store_true",
+                   help="run under the profiler and print where the time went: per op "
+                        "(interpreter) or kernel (llvm), with GFLOPS and the overhead")
+    p.add_argument("--trace", metavar="OUT.json",
+                   help="with the profiler, write the calls as a Chrome trace (Perfetto, "
+                        "chrome://tracing); implies --profile")
     p.add_argument("--target", choices=["interp", "llvm"], default="interp",
                    help="what runs the program: the reference interpreter (default) or "
                         "native code from the LLVM backend")

@@ -62,6 +62,27 @@ def _time(session: Session, arg: str) -> Reply:
     return session.evaluate(_required(arg, ":time EXPR"), timed=True)
 
 
+def _profile(session: Session, arg: str) -> Reply:
+    """`:profile EXPR`: evaluate with the interpreter under the profiler, show its table."""
+    from ..backend.interpreter.executor import InputError
+    from ..backend.interpreter.machine import InterpreterError
+    from ..backend.profiler import profile
+    from ..ir.diagnostics import Diagnostic
+    from .session import WRAPPER
+    checked = session.check_expression(_required(arg, ":profile EXPR"))
+    try:
+        prof = profile(checked.typed, *[r.value for r in checked.results], entry=WRAPPER,
+                       show=False)
+    except InterpreterError as e:
+        raise SessionError(session.sources.render(
+            [Diagnostic.error(e.message, e.span, code="runtime")], color=session.color)) from e
+    except InputError as e:
+        raise SessionError(f"error: {e}") from e
+    except (RecursionError, MemoryError) as e:
+        raise SessionError(f"error: ran out of memory or stack ({type(e).__name__})") from e
+    return Reply(prof.text().replace(f"@{WRAPPER}", "the expression").rstrip("\n"))
+
+
 def _passes(session: Session, arg: str) -> Reply:
     from ..transform.pass_infra import get_pass, list_passes
     lines = []
@@ -83,6 +104,11 @@ def _pass_doc(cls: type) -> str:
 def _opt(session: Session, arg: str) -> Reply:
     from .optimize import optimize
     return Reply(optimize(session.module, arg))
+
+
+def _viz(session: Session, arg: str) -> Reply:
+    from .viz import USAGE, visualize
+    return visualize(session.module, _required(arg, USAGE), session.sources)
 
 
 def _shortcut(pass_name: str) -> Callable[[Session, str], Reply]:
@@ -137,6 +163,8 @@ _TABLE = [
     Command("type", ":type EXPR", "the type of an expression, without running it", _type),
     Command("ast", ":ast EXPR", "the IR tree of an expression", _ast),
     Command("time", ":time EXPR", "evaluate an expression and show how long it took", _time),
+    Command("profile", ":profile EXPR",
+            "evaluate an expression under the profiler: time per op and shapes", _profile),
     Command("passes", ":passes", "the registered passes, each with a one-line doc", _passes),
     Command("opt", ":opt PASS[,PASS] [@global] [--diff]",
             "run passes over the session module and show the result (or a diff)", _opt),
@@ -145,6 +173,8 @@ _TABLE = [
     Command("gnf", ":gnf [@global] [--diff]", "shortcut for :opt ToGraphNormalForm",
             _shortcut("ToGraphNormalForm")),
     Command("cps", ":cps [@global] [--diff]", "shortcut for :opt ToCPS", _shortcut("ToCPS")),
+    Command("viz", ":viz @NAME [--after PASSES] [-o FILE]",
+            "draw a function's dataflow graph (an HTML page; .svg/.dot with -o)", _viz),
     Command("list", ":list", "show the session module", _list),
     Command("load", ":load FILE", "add the definitions of a .relay file to the session", _load),
     Command("save", ":save FILE", "write the session module to a file (it loads back)", _save),

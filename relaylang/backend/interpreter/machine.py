@@ -114,7 +114,8 @@ class Interpreter:
     expression. Function bodies are compiled on their first call and kept."""
 
     def __init__(self, mod: IRModule, max_depth: int | None = None,
-                 primitive: Callable[[Function], Callable[[list], Any] | None] | None = None):
+                 primitive: Callable[[Function], Callable[[list], Any] | None] | None = None,
+                 compiler: Compiler | None = None):
         self.mod = mod
         # The native backend's hook (mixed mode): for a `Primitive=1` function, a callable
         # running it on a list of argument values (or None: interpret its body). Asked
@@ -125,7 +126,9 @@ class Interpreter:
         if self.max_depth < 1:
             raise ValueError(f"max_depth must be at least 1, not {self.max_depth}")
         self._globals: dict[str, Closure] = {}
-        self._compiler = Compiler()
+        # The profiler passes a compiler whose op instructions call timed kernels: the
+        # run loop is the same, so an unprofiled run pays nothing for profiling.
+        self._compiler = compiler if compiler is not None else Compiler()
         # The run loop's view of the compiler: its table of function units, and its
         # methods as attributes, so a call through them costs no extra Python frame.
         self._units: dict[Function, Unit] = self._compiler.units

@@ -12,6 +12,9 @@ them costs one ctypes call (parallel kernels are split over the native pool insi
 it); a NumPy fallback step ends a run. A nonzero kernel status stops the run and is
 raised for the step that failed, as `NativeCall.run` raises it.
 
+The profiler runs the plan through `run_profiled`, a loop of its own over a state with
+one table per native step (each step timed alone): `run` has no profiling branch.
+
 One prepared state serves one call at a time; a call made while another thread runs
 the same library prepares a state of its own. Outputs are fresh arrays for the caller,
 except that an output array of the previous call that nobody references any more
@@ -43,7 +46,7 @@ def _structured(structure: Any, values: list[Any]) -> Any:
 class _State:
     """The buffers and pointer arrays of one executing call."""
 
-    def __init__(self, runtime: GraphRuntime):
+    def __init__(self, runtime: GraphRuntime, split: bool = False):
         plan = runtime.plan
         slots = [aligned_bytes(n) for n in plan.slots]
         self.values: list[Any] = [None] * len(plan.values)
@@ -57,16 +60,22 @@ class _State:
         # call: (table, [(pointer array, position, value id) to fill per call], None);
         # a fallback step between them: (None, step, runner).
         self.segments: list[tuple[Any, Any, Any]] = []
+        # `split` (the profiler's state): one table per native step, so each is timed
+        # alone; `first_step[k]` is the index of the plan step segment k starts with.
+        self.first_step: list[int] = []
         calls: list[NativeCall] = []
         arrays: list[Any] = []
         patches: list[tuple[Any, int, int]] = []
-        for step, runner in zip(plan.steps, runtime.runners):
+        for index, (step, runner) in enumerate(zip(plan.steps, runtime.runners)):
             if not isinstance(runner, NativeCall):
                 if calls:
                     self.segments.append((StepTable(calls, arrays), patches, None))
                     calls, arrays, patches = [], [], []
+                self.first_step.append(index)
                 self.segments.append((None, step, runner))
                 continue
+            if not calls:
+                self.first_step.append(index)
             ids = leaves(step.inputs) + step.outputs
             array = (ctypes.c_void_p * max(1, len(ids)))()
             for pos, vid in enumerate(ids):
@@ -77,6 +86,9 @@ class _State:
                     array[pos] = self.values[vid].ctypes.data
             calls.append(runner)
             arrays.append(array)
+            if split:
+                self.segments.append((StepTable(calls, arrays), patches, None))
+                calls, arrays, patches = [], [], []
         if calls:
             self.segments.append((StepTable(calls, arrays), patches, None))
 
@@ -91,6 +103,8 @@ class GraphRuntime:
         self.constants = [as_aligned(np.asarray(c)) for c in plan.constants]
         self._lock = threading.Lock()
         self._state: _State | None = None
+        self._profiled_state: _State | None = None      # run_profiled's (split) state
+        self._profile_lock = threading.Lock()
         self._input_ids = leaves(plan.inputs)
         self._output_ids = [i for i, v in enumerate(plan.values) if v.kind == OUTPUT]
         # The outputs of the last call: reused by the next when the caller let them go.
@@ -145,6 +159,58 @@ class GraphRuntime:
             self._last_outputs = {vid: values[vid] for vid in self._output_ids}
         for vid in self._input_ids + self._output_ids:
             values[vid] = None              # the state keeps no caller's array alive
+        return _copy_constants(result) if self._constant_output else result
+
+    def run_profiled(self, inputs: Sequence[np.ndarray], clock: Any, record: Any) -> Any:
+        """`run` for the profiler (`backend/profiler.py`): each step runs on its own
+        (one native call per native step, not one per run of them) and
+        `record(step index, start, end)` gets its `clock()` times. A loop of its own, so
+        that `run` has no profiling branch; outputs are always fresh."""
+        if not self._profile_lock.acquire(blocking=False):      # another profile runs
+            return self._run_profiled(_State(self, split=True), inputs, clock, record)
+        try:
+            if self._profiled_state is None:
+                self._profiled_state = _State(self, split=True)
+            return self._run_profiled(self._profiled_state, inputs, clock, record)
+        finally:
+            self._profile_lock.release()
+
+    def _run_profiled(self, state: _State, inputs: Sequence[np.ndarray], clock: Any,
+                      record: Any) -> Any:
+        plan, values = self.plan, state.values
+        address: dict[int, int] = {}
+        for vid, array in zip(self._input_ids, inputs):
+            array = as_aligned(array)
+            values[vid] = array
+            address[vid] = address_of(array)
+        for vid in self._output_ids:
+            v = plan.values[vid]
+            values[vid] = array = aligned_empty(v.shape, v.dtype)
+            address[vid] = address_of(array)
+        for index, (table, patches, runner) in zip(state.first_step, state.segments):
+            if table is not None:
+                for array, pos, vid in patches:
+                    array[pos] = address[vid]
+                start = clock()
+                status, failed = table.run()
+                record(index, start, clock())
+                if status:
+                    table.calls[failed]._fail(status)
+            else:
+                step = patches
+                start = clock()
+                result = runner([_structured(a, values) for a in step.inputs])
+                outs = step.outputs
+                if len(outs) == 1 and not isinstance(result, tuple):
+                    np.copyto(values[outs[0]], result)
+                else:
+                    from .kernels import flatten
+                    for vid, leaf in zip(outs, flatten(result)):
+                        np.copyto(values[vid], leaf)
+                record(index, start, clock())
+        result = _structured(plan.outputs, values)
+        for vid in self._input_ids + self._output_ids:
+            values[vid] = None
         return _copy_constants(result) if self._constant_output else result
 
 

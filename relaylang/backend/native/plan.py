@@ -65,6 +65,8 @@ class Step:
                               # (a kernel with packed constants: its flat input list)
     outputs: list[int]        # the output tensors' values, in order
     ops: list[str] = field(default_factory=list)
+    flops: int = 0            # floating-point operations of one call (conv, dense, matmul;
+                              # `profiler.function_flops`), 0 when none or unknown
 
 
 @dataclass
@@ -85,7 +87,8 @@ class Plan:
             "inputs": self.inputs,
             "values": [[list(v.shape), v.dtype, v.kind, v.ref] for v in self.values],
             "steps": [{"kernel": s.kernel, "native": s.native, "inputs": s.inputs,
-                       "outputs": s.outputs, "ops": s.ops} for s in self.steps],
+                       "outputs": s.outputs, "ops": s.ops, "flops": s.flops}
+                      for s in self.steps],
             "outputs": self.outputs,
             "result_type": type_to_json(self.result_type),
             "slots": self.slots,
@@ -97,8 +100,8 @@ class Plan:
             params=[(n, type_from_json(t)) for n, t in data["params"]],
             inputs=data["inputs"],
             values=[Value(tuple(s), d, k, r) for s, d, k, r in data["values"]],
-            steps=[Step(s["kernel"], s["native"], s["inputs"], s["outputs"], s["ops"])
-                   for s in data["steps"]],
+            steps=[Step(s["kernel"], s["native"], s["inputs"], s["outputs"], s["ops"],
+                        int(s.get("flops", 0))) for s in data["steps"]],
             outputs=data["outputs"],
             result_type=type_from_json(data["result_type"]),
             slots=list(data["slots"]),

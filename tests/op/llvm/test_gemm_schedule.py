@@ -1,0 +1,221 @@
+"""The blocked GEMM form of nn.dense / nn.matmul / nn.batch_matmul (`_blocked_gemm` in
+relaylang/op/nn/llvm_lowering.py: the right-hand side re-laid out in panels of 64/32/16/8
+columns, padded with zero columns when no block divides N, row-blocked register tiles
+in the scheduler) against the interpreter: sizes not divisible by the tiles (rows by
+the 6-row block, columns by the panel, K odd), size 1 on each axis, the short-K form,
+batch > 1 with every transpose and a broadcast batch, 3-D dense inputs, a fused
+bias + relu epilogue, weights as parameters and as build-time constants (packed by
+the packer kernels), float32 / float16 / float64 / int32."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from llvm_check import assert_matches_interpreter, fused_module
+
+import relaylang as rl
+from relaylang.backend.llvm.lower import PackedPrimFunc, lower_primitive
+from relaylang.op.nn.llvm_lowering import _gemm_block
+
+HEAD = '#[version = "0.0.5"]\n'
+TOL = {"float16": (1e-2, 5e-2), "float32": (1e-5, 1e-4), "float64": (1e-9, 1e-9),
+       "int32": (0, 0)}
+
+
+def _values(shape: tuple, dtype: str, rng: np.random.Generator) -> np.ndarray:
+    if dtype.startswith("int"):
+        return rng.integers(-3, 4, shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def _program(params: dict[str, tuple], dtype: str, calls: list[str]) -> str:
+    decl = ", ".join(f"%{n}: Tensor[{s}, {dtype}]" for n, s in params.items())
+    body = f"({', '.join(calls)},)" if len(calls) == 1 else f"({', '.join(calls)})"
+    return HEAD + f"def @main({decl}) {{ {body} }}\n"
+
+
+def _check(shapes: dict[str, tuple], dtype: str, calls: list[str], seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    vals = [_values(s, dtype, rng) for s in shapes.values()]
+    rtol, atol = TOL[dtype]
+    assert_matches_interpreter(_program(shapes, dtype, calls), *vals, rtol=rtol, atol=atol)
+
+
+def test_column_block_choice() -> None:
+    assert _gemm_block(128) == 64 and _gemm_block(96) == 32 and _gemm_block(48) == 16
+    assert _gemm_block(8) == 8 and _gemm_block(24) == 8 or _gemm_block(24) == 32
+    assert _gemm_block(1000) == 64          # 1024: 2.4% padding
+    assert _gemm_block(70) == 16            # 80 (the least padding)
+    assert _gemm_block(10) == 0 and _gemm_block(1) == 0 and _gemm_block(13) == 0
+
+
+def _lowered(text: str, constant_params: frozenset[int] = frozenset()) -> list:
+    """The PrimFuncs of the program's primitive functions."""
+    from llvm_check import _is_primitive
+
+    from relaylang.ir.expr import Function
+    mod = fused_module(text)
+    found: list = []
+
+    def walk(e: object) -> None:
+        if isinstance(e, Function) and _is_primitive(e):
+            found.append(e)
+            return
+        for name in ("body", "op", "args", "fields", "value", "tuple_value"):
+            c = getattr(e, name, None)
+            if isinstance(c, (list, tuple)):
+                for x in c:
+                    walk(x)
+            elif c is not None and not isinstance(c, str):
+                walk(c)
+    walk(mod["main"])
+    return [lower_primitive(f, f"k{i}", constant_params=constant_params)
+            for i, f in enumerate(found)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int32"])
+def test_dense_blocked_awkward_shapes(dtype: str) -> None:
+    shapes = {"x": (13, 37), "w": (70, 37), "w61": (61, 37), "w40": (40, 37),
+              "x3": (2, 5, 37), "w64": (64, 37), "x4": (4, 16), "w16": (17, 16),
+              "x1": (1, 37), "w1": (1, 37), "xk": (9, 1), "wk": (24, 1)}
+    calls = ["nn.dense(%x, %w, units=None)", "nn.dense(%x, %w61, units=None)",
+             "nn.dense(%x, %w40, units=None)", "nn.dense(%x3, %w64, units=None)",
+             "nn.dense(%x4, %w16, units=None)", "nn.dense(%x1, %w, units=None)",
+             "nn.dense(%x, %w1, units=None)", "nn.dense(%xk, %wk, units=None)"]
+    _check(shapes, dtype, calls, 1)
+
+
+def test_the_blocked_form_is_used() -> None:
+    text = _program({"x": (13, 37), "w": (70, 37)}, "float32", ["nn.dense(%x, %w, units=None)"])
+    (prim,) = _lowered(text)
+    assert "dense_weight_b" in str(prim) and prim.parallel_extent > 1
+    text = _program({"a": (9, 40), "b": (40, 50)}, "float32", ["nn.matmul(%a, %b, units=None)"])
+    assert "matmul_weight_b" in str(_lowered(text)[0])
+    text = _program({"p": (3, 9, 20), "q": (3, 50, 20)}, "float32",
+                    ["nn.batch_matmul(%p, %q, transpose_b=True)"])
+    (prim,) = _lowered(text)
+    assert "batch_matmul_weight_b" in str(prim) and prim.parallel_extent > 1
+    # a short reduction keeps the direct form (matmul) / exact blocks (dense)
+    text = _program({"a": (9, 3), "b": (3, 50)}, "float32", ["nn.matmul(%a, %b, units=None)"])
+    assert "weight_b" not in str(_lowered(text)[0])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int32"])
+def test_matmul_blocked_transposes(dtype: str) -> None:
+    shapes = {"a": (9, 33), "b": (33, 50), "at": (33, 9), "bt": (50, 33),
+              "a4": (4, 16), "b16": (16, 16), "ak": (7, 2), "bk": (2, 20),
+              "v": (33,)}
+    calls = ["nn.matmul(%a, %b, units=None)",
+             "nn.matmul(%a, %bt, units=None, transpose_b=True)",
+             "nn.matmul(%at, %b, units=None, transpose_a=True)",
+             "nn.matmul(%at, %bt, units=None, transpose_a=True, transpose_b=True)",
+             "nn.matmul(%a4, %b16, units=None)", "nn.matmul(%ak, %bk, units=None)",
+             "nn.matmul(%v, %b, units=None)"]
+    _check(shapes, dtype, calls, 2)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int32"])
+def test_batch_matmul_blocked(dtype: str) -> None:
+    shapes = {"p": (3, 9, 20), "q": (3, 20, 50), "qt": (3, 50, 20), "pt": (3, 20, 9),
+              "q1": (1, 20, 50), "p1": (1, 9, 20), "r": (2, 1, 20), "s": (2, 20, 1)}
+    calls = ["nn.batch_matmul(%p, %q, transpose_b=False)",
+             "nn.batch_matmul(%p, %qt, transpose_b=True)",
+             "nn.batch_matmul(%pt, %q, transpose_a=True, transpose_b=False)",
+             "nn.batch_matmul(%pt, %qt, transpose_a=True, transpose_b=True)",
+             "nn.batch_matmul(%p, %q1, transpose_b=False)",
+             "nn.batch_matmul(%p1, %q, transpose_b=False)",
+             "nn.batch_matmul(%r, %s, transpose_b=False)",
+             "nn.batch_matmul(%s, %r, transpose_b=False)"]
+    _check(shapes, dtype, calls, 3)
+
+
+EPILOGUE = """def @main(%x: Tensor[(13, 37), {dt}], %w: Tensor[(70, 37), {dt}],
+  %c: Tensor[(70), {dt}], %b: Tensor[(37, 50), {dt}], %q: Tensor[(3, 50, 37), {dt}],
+  %y: Tensor[(3, 11, 37), {dt}]) {{
+  %0 = nn.dense(%x, %w, units=None);
+  %1 = nn.relu(nn.bias_add(%0, %c));
+  %2 = nn.relu(nn.matmul(%x, %b, units=None));
+  %3 = add(nn.batch_matmul(%y, %q, transpose_b=True), 1f);
+  (%1, %2, %3)
+}}
+"""
+
+
+def _epilogue_args(dtype: str) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(5)
+    shapes = {"x": (13, 37), "w": (70, 37), "c": (70,), "b": (37, 50), "q": (3, 50, 37),
+              "y": (3, 11, 37)}
+    return {k: _values(s, dtype, rng) for k, s in shapes.items()}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_fused_bias_relu_epilogue(dtype: str) -> None:
+    text = HEAD + EPILOGUE.format(dt=dtype).replace("1f", "1f" if dtype == "float32"
+                                                    else "1f16")
+    args = _epilogue_args(dtype)
+    rtol, atol = TOL[dtype]
+    assert_matches_interpreter(text, *args.values(), rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_constant_weights_are_packed(dtype: str) -> None:
+    text = HEAD + EPILOGUE.format(dt=dtype).replace("1f", "1f" if dtype == "float32"
+                                                    else "1f64")
+    args = _epilogue_args(dtype)
+    mod = rl.parse(text)
+    consts = {k: args[k] for k in ("w", "c", "b", "q")}
+    lib = rl.build(mod, target="llvm", params=consts)
+    got = lib(args["x"], args["y"])
+    expected = rl.evaluate(mod, *args.values()) if hasattr(rl, "evaluate") else None
+    x, w, c, b, q, y = (args[k].astype(np.float64) for k in ("x", "w", "c", "b", "q", "y"))
+    want = [np.maximum(x @ w.T + c, 0), np.maximum(x @ b, 0),
+            np.matmul(y, q.transpose(0, 2, 1)) + 1]
+    rtol = 1e-4 if dtype == "float32" else 1e-10
+    for g, e in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), e, rtol=rtol, atol=rtol)
+    del expected
+    # the weight panels are made by packers at build time, not by every call
+    text1 = _program({"x": (13, 37), "w": (70, 37)}, dtype, ["nn.dense(%x, %w, units=None)"])
+    (prim,) = _lowered(text1, frozenset({1}))
+    assert isinstance(prim, PackedPrimFunc) and prim.packed
+    assert "dense_weight_b" in str(prim.packed[0].packer)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int32"])
+def test_k_blocking_knob(dtype: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`schedule.K_CHUNK_BYTES` (off by default): the reduction in chunks, every row
+    block per chunk, partial sums through the result buffer (first chunk, a loop of
+    middle ones, a shorter last one)."""
+    from relaylang.backend.llvm import schedule
+    monkeypatch.setattr(schedule, "K_CHUNK_BYTES", 1024)
+    shapes = {"x": (40, 50), "w": (70, 50), "b": (50, 64), "p": (2, 41, 50),
+              "q": (2, 50, 40)}
+    text = _program(shapes, dtype, ["nn.dense(%x, %w, units=None)"])
+    (prim,) = _lowered(text)
+    assert "for kc" in str(prim)
+    calls = ["nn.dense(%x, %w, units=None)", "nn.matmul(%x, %b, units=None)",
+             "nn.batch_matmul(%p, %q, transpose_b=False)"]
+    _check(shapes, dtype, calls, 7)
+    rng = np.random.default_rng(8)
+    x, w = _values((40, 50), dtype, rng), _values((70, 50), dtype, rng)
+    lib = rl.build(rl.parse(_program({"x": (40, 50), "w": (70, 50)}, dtype,
+                                     ["nn.dense(%x, %w, units=None)"])),
+                   target="llvm", params={"w": w})
+    want = x.astype(np.float64) @ w.astype(np.float64).T
+    rtol, atol = TOL[dtype]
+    np.testing.assert_allclose(np.asarray(lib(x)[0], dtype=np.float64), want,
+                               rtol=max(rtol, 1e-6), atol=max(atol, 1e-5) * 10)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32"])
+def test_one_panel_rows_in_chunks(dtype: str) -> None:
+    """A single column panel: the rows in chunks of row blocks (the last chunk padded,
+    its extra rows reading the last row, never stored), (panel, chunk) the parallel loop."""
+    shapes = {"x": (13, 37), "w": (61, 37), "x2": (100, 20), "w2": (64, 20),
+              "p": (1, 31, 20), "q": (1, 20, 64), "p3": (2, 4, 7, 20)}
+    text = _program({"x": (13, 37), "w": (61, 37)}, "float32", ["nn.dense(%x, %w, units=None)"])
+    (prim,) = _lowered(text)
+    assert prim.parallel_extent == 2        # 13 rows: 2 chunks of 12 (not 13 single rows)
+    calls = ["nn.dense(%x, %w, units=None)", "nn.dense(%x2, %w2, units=None)",
+             "nn.relu(nn.dense(%x2, %w2, units=None))",
+             "nn.batch_matmul(%p, %q, transpose_b=False)", "nn.dense(%p3, %w2, units=None)"]
+    _check(shapes, dtype, calls, 9)

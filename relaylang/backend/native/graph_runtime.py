@@ -19,6 +19,22 @@ One prepared state serves one call at a time; a call made while another thread r
 the same library prepares a state of its own. Outputs are fresh arrays for the caller,
 except that an output array of the previous call that nobody references any more
 (its reference count says so) is written again instead of allocating new pages.
+
+`call(args)`: the one-native-call path (`Library.__call__` tries it first). When every
+step is native (one step table) and the entry takes static tensors, everything of a
+call but the arguments and the outputs is fixed, and planned once (`_Fast`): the table,
+the pointer-array slots each argument and each output goes to (a patch list), the
+output shapes, a descriptor of all that for `native_pool`'s `run_graph`. A call checks
+each argument in a few attribute reads (an ndarray of exactly the parameter's shape
+and dtype, C-contiguous, aligned, writable), takes each output (the previous call's
+when unreferenced, else new: `np.empty` below `ALIGNED_OUTPUT_BYTES`, 64-byte aligned
+above), writes the arrays into the descriptor (the objects themselves: native code
+reads their data pointers at the offset `native_pool.array_data_offset` checked at
+start-up; else their data addresses) and makes ONE ctypes call with one argument:
+`run_graph` writes the addresses into the slots and runs the table (parallel kernels
+through the native pool). Anything else (a list, a read-only or strided array, a
+state busy in another thread, a fallback step in the plan, a constant or an input in
+the result) returns `NOT_FAST` and takes the checked path above.
 """
 from __future__ import annotations
 
@@ -30,11 +46,126 @@ from typing import Any
 
 import numpy as np
 
+from ...ir.dtype import CARRIED
+from ...ir.types import TensorType
+from . import native_pool
 from .kernels import Fallback, NativeCall
 from .memory import address as address_of
 from .memory import aligned_bytes, aligned_empty, as_aligned, view
 from .native_pool import StepTable
 from .plan import CONST, INPUT, OUTPUT, TEMP, Plan, leaves
+
+D_POOL = native_pool.D_POOL
+NOT_FAST = object()       # `GraphRuntime.call`: these arguments take the checked path
+# Outputs smaller than this are plain `np.empty` arrays (aligned to their element, all a
+# kernel's arguments promise; 64-byte alignment costs 2 us a call in NumPy calls).
+ALIGNED_OUTPUT_BYTES = 4096
+_ndarray = np.ndarray
+_getrefcount = sys.getrefcount
+_char_at = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
+
+
+def _data(array: np.ndarray) -> int:
+    """The address of an array's data (without the object offset check)."""
+    try:
+        return _addressof(_char_at(array))
+    except (TypeError, ValueError, BufferError):      # read-only, empty
+        return array.ctypes.data
+
+
+def _new_output(shape: tuple[int, ...], dtype: Any, nbytes: int) -> np.ndarray:
+    """A fresh output array of the fast path."""
+    if nbytes < ALIGNED_OUTPUT_BYTES:
+        return np.empty(shape, dtype)
+    return aligned_empty(shape, dtype)
+
+
+class _Fast:
+    """What `GraphRuntime.call` needs, prepared once from the state (see the module
+    docstring): `inputs` (shape, dtype, [(pointer array, position)]) per argument,
+    `outputs` (shape, dtype, bytes, [(pointer array, position)]) per output value,
+    `result` the result structure over output indices, the table's native call."""
+
+    def __init__(self, runtime: GraphRuntime, state: _State, table: StepTable,
+                 patches: list[tuple[Any, int, int]]):
+        plan = runtime.plan
+        targets: dict[int, list[tuple[Any, int]]] = {}
+        for array, pos, vid in patches:
+            targets.setdefault(vid, []).append((array, pos))
+        self.inputs = []
+        for vid in runtime._input_ids:
+            v = plan.values[vid]
+            self.inputs.append((tuple(v.shape), np.dtype(v.dtype), targets.get(vid, [])))
+        self.outputs = []
+        index: dict[int, int] = {}
+        for vid in runtime._output_ids:
+            v = plan.values[vid]
+            dt = np.dtype(v.dtype)
+            nbytes = dt.itemsize
+            for d in v.shape:
+                nbytes *= int(d)
+            index[vid] = len(self.outputs)
+            self.outputs.append((tuple(v.shape), dt, nbytes, targets.get(vid, [])))
+        self.result = _reindex(plan.outputs, index)
+        self.table = table
+        self.last: list[Any] = [None] * len(self.outputs)
+        self.state = state          # keeps the pointer arrays' temporaries alive
+        # `run_graph`'s descriptor (native_pool.D_*): the table, the pool, the patch
+        # list (io index, slot address) and the io values, written per call
+        funcs = native_pool.functions()
+        assert funcs is not None
+        self.run_graph = funcs.run_graph
+        # array objects (their data pointer read natively) or, without a checked
+        # offset, data addresses
+        self.objects = funcs.data_offset >= 0
+        io_targets = [t for _, _, t in self.inputs] + [t for _, _, _, t in self.outputs]
+        pairs = [(k, ctypes.addressof(array) + pos * ctypes.sizeof(ctypes.c_void_p))
+                 for k, targets in enumerate(io_targets) for array, pos in targets]
+        for array, pos, _ in patches:       # every slot patched is in the list
+            assert len(array) > pos
+        self.patches = (ctypes.c_int64 * max(1, 2 * len(pairs)))()
+        for p, (k, slot) in enumerate(pairs):
+            self.patches[2 * p], self.patches[2 * p + 1] = k, slot
+        n_in = len(self.inputs)
+        self.desc = (ctypes.c_int64 * (native_pool.D_IO + len(io_targets)))()
+        d = self.desc
+        d[native_pool.D_STEPS] = table._steps_address
+        d[native_pool.D_N] = table.n
+        d[native_pool.D_FAILED] = table._failed_address
+        d[native_pool.D_OFFSET] = funcs.data_offset
+        d[native_pool.D_PATCHES] = ctypes.addressof(self.patches)
+        d[native_pool.D_NPATCH] = len(pairs)
+        self.desc_address = ctypes.addressof(d)
+        self.arity = n_in
+        # per argument: (shape, dtype, its io word), checked and written in one loop
+        # (an argument not matching leaves earlier words written: harmless, every
+        # call writes all of them)
+        self.checks = [(shape, dtype, native_pool.D_IO + k)
+                       for k, (shape, dtype, _) in enumerate(self.inputs)]
+        self.out_slots = [(k, native_pool.D_IO + n_in + k) for k in range(len(self.outputs))]
+
+
+def _reindex(structure: Any, index: dict[int, int]) -> Any:
+    if isinstance(structure, list):
+        return [_reindex(s, index) for s in structure]
+    return index[structure]
+
+
+def _fast_eligible(runtime: GraphRuntime) -> bool:
+    """Whether the plan can run by `call`: static tensor parameters of NumPy dtypes, one
+    leaf each, every result leaf a fresh output, no constant in the result."""
+    plan = runtime.plan
+    if runtime._constant_output or len(plan.params) != len(runtime._input_ids):
+        return False
+    for (_, ty), vid in zip(plan.params, runtime._input_ids):
+        v = plan.values[vid]
+        if not (isinstance(ty, TensorType) and all(type(d) is int for d in ty.shape)):
+            return False
+        if ty.dtype in CARRIED or v.dtype in CARRIED or tuple(ty.shape) != tuple(v.shape) \
+                or np.dtype(ty.dtype) != np.dtype(v.dtype):
+            return False
+    return all(plan.values[vid].kind == OUTPUT for vid in leaves(plan.outputs))
 
 
 def _structured(structure: Any, values: list[Any]) -> Any:
@@ -111,6 +242,64 @@ class GraphRuntime:
         self._last_outputs: dict[int, np.ndarray] = {}
         # a constant in the result is copied: the caller may write to it
         self._constant_output = any(plan.values[v].kind == CONST for v in leaves(plan.outputs))
+        self._fast: _Fast | None = None
+        self._fast_checked = False
+
+    def _prepare_fast(self) -> _Fast | None:
+        """The fast path's data, made on the first `call` (under the lock), or None when
+        this plan or host has none."""
+        if native_pool.functions() is None:
+            return None
+        self._fast_checked = True
+        if not _fast_eligible(self):
+            return None
+        if self._state is None:
+            self._state = _State(self)
+        segments = self._state.segments
+        if len(segments) != 1 or segments[0][0] is None:
+            return None
+        table, patches, _ = segments[0]
+        self._fast = _Fast(self, self._state, table, patches)
+        return self._fast
+
+    def call(self, args: Sequence[Any]) -> Any:
+        """Run on the caller's arguments in one native call, or `NOT_FAST` (nothing ran)
+        when they are not exactly the entry's arrays or this plan has no fast path."""
+        if not self._lock.acquire(blocking=False):
+            return NOT_FAST
+        try:
+            fast = self._fast
+            if fast is None:
+                if self._fast_checked or self._prepare_fast() is None:
+                    return NOT_FAST
+                fast = self._fast
+            if len(args) != fast.arity or native_pool.functions() is None:
+                return NOT_FAST             # (None: tests take the native code away)
+            desc, last, objects = fast.desc, fast.last, fast.objects
+            for a, (shape, dtype, slot) in zip(args, fast.checks):
+                if type(a) is not _ndarray or a.shape != shape or a.dtype != dtype or \
+                        not a.flags.carray:
+                    return NOT_FAST
+                desc[slot] = id(a) if objects else _data(a)
+            for k, slot in fast.out_slots:
+                out = last[k]
+                # reused when only `last` (and this local and getrefcount's argument)
+                # holds it and nobody holds a view of its owner
+                if out is None or _getrefcount(out) > 3 or (
+                        out.base is not None and _getrefcount(out.base) > 2):
+                    shape, dtype, nbytes, _ = fast.outputs[k]
+                    out = last[k] = _new_output(shape, dtype, nbytes)
+                desc[slot] = id(out) if objects else _data(out)
+            pool = native_pool.get_native_pool()
+            desc[D_POOL] = pool.address if pool is not None else 0
+            # the arguments (held by `args`) and outputs (by `last`) live through it
+            status = fast.run_graph(fast.desc_address)
+            if status:
+                fast.table.calls[fast.table._failed.value]._fail(status)
+            result = fast.result
+            return last[result] if type(result) is int else _structured(result, last[:])
+        finally:
+            self._lock.release()
 
     def run(self, inputs: Sequence[np.ndarray]) -> Any:
         if self._lock.acquire(blocking=False):

@@ -24,7 +24,7 @@ import numpy as np
 from ...ir.dtype import CARRIED
 from ...ir.types import FuncType, TensorType, TupleType, Type
 from ..interpreter.executor import InputError, convert_argument
-from .graph_runtime import GraphRuntime
+from .graph_runtime import NOT_FAST, GraphRuntime
 from .kernels import flatten
 from .mixed import MixedRuntime
 
@@ -282,7 +282,12 @@ class Library:
         return LibraryFunction(self, name)
 
     def __call__(self, *args: Any) -> Any:
-        return self._call(self.entry, args)
+        graph = self.graph
+        if graph is not None:            # the one-native-call path (graph_runtime.call)
+            result = graph.call(args)
+            if result is not NOT_FAST:
+                return result
+        return self._call(self.entry, args, tried=True)
 
     def check_arguments(self, name: str, args: tuple | list) -> list[Any]:
         """The arguments converted and checked against @name's parameter types
@@ -295,8 +300,12 @@ class Library:
         return [convert_argument(a, t, f"argument %{n} of @{name}")
                 for a, (n, t) in zip(args, params)]
 
-    def _call(self, name: str, args: tuple | list) -> Any:
+    def _call(self, name: str, args: tuple | list, tried: bool = False) -> Any:
         if self.graph is not None and name == self.entry:
+            if not tried:       # `tried`: the one-native-call path said NOT_FAST already
+                result = self.graph.call(args)
+                if result is not NOT_FAST:
+                    return result
             fast = self._fast_params
             if fast is None:
                 fast = self._fast_params = _static_tensor_params(self.graph.plan.params)

@@ -26,6 +26,12 @@ split. Here the whole dispatch is native:
   after a successful claim, and the next task is published only when all ranges ran.
 * `run_steps(steps, n, pool, failed)` runs a table of kernel calls in order (parallel
   ones through `pool_run`), stops at the first nonzero status and writes its index.
+* `run_graph(desc)`: a whole graph call in one ctypes call of one argument (3x cheaper
+  to call than four): it writes the arguments' and outputs' data addresses into the
+  pointer-array slots of a patch list, then runs the table (`D_*` below; filled by
+  `graph_runtime`'s one-call path). The io words hold NumPy array objects whose data
+  pointer it reads at `array_data_offset()` (checked at start-up on real arrays), or
+  the data addresses when that check failed.
 
 Kernel entries have the ABI `i32 entry(i8** args, i64 begin, i64 end)`. Python checks
 everything native code reads (addresses, array lengths, extents) before calling it.
@@ -73,6 +79,10 @@ W_STATUS = 33      # OR of the ranges' statuses
 W_BUSY = 40        # the dispatch lock
 W_LATE, W_BACKOFF = 48, 49   # LATE_US and BACKOFF_US in time stamp ticks
 POOL_WORDS = 56
+
+# `run_graph`'s descriptor: 64-bit words (graph_runtime._Fast fills it)
+D_STEPS, D_N, D_POOL, D_FAILED, D_OFFSET, D_PATCHES, D_NPATCH = 0, 1, 2, 3, 4, 5, 6
+D_IO = 8             # the io values (arguments, then outputs) from here on
 
 SYS_FUTEX, SYS_SCHED_YIELD = 202, 24          # x86-64 Linux
 FUTEX_WAIT_PRIVATE, FUTEX_WAKE_PRIVATE = 128, 129
@@ -364,7 +374,53 @@ def module_ir() -> str:
     b.branch(blocks["loop"])
     b.position_at_end(blocks["ok"])
     b.ret(const(0, i32))
+
+    # i32 run_graph(i64* desc): a whole graph call (graph_runtime's one-call path). It
+    # writes each argument's and output's data address into the pointer-array slots
+    # that take it (the patch list: pairs of io index, slot address), then runs the
+    # step table. `desc[D_IO + k]` is io value k: a NumPy array object (its data pointer
+    # read at byte offset desc[D_OFFSET]) or, when that offset is -1, the data address.
+    graph_fn = ir.Function(mod, ir.FunctionType(i32, [i64p]), "relay_run_graph")
+    (desc,) = graph_fn.args
+    blocks = {name: graph_fn.append_basic_block(name) for name in
+              ("entry", "loop", "body", "object", "store", "run")}
+    b = ir.IRBuilder(blocks["entry"])
+    counter = b.alloca(i64, name="p")
+    b.store(const(0), counter)
+    offset = load_plain(b, desc, D_OFFSET)
+    patches = b.inttoptr(load_plain(b, desc, D_PATCHES), i64p)
+    npatch = load_plain(b, desc, D_NPATCH)
+    b.branch(blocks["loop"])
+    b.position_at_end(blocks["loop"])
+    p = b.load(counter)
+    b.cbranch(b.icmp_signed("<", p, npatch), blocks["body"], blocks["run"])
+    b.position_at_end(blocks["body"])
+    index = b.load(b.gep(patches, [b.mul(p, const(2))], inbounds=True))
+    slot = b.inttoptr(b.load(b.gep(patches, [b.add(b.mul(p, const(2)), const(1))],
+                                   inbounds=True)), i64p)
+    value = b.load(b.gep(desc, [b.add(index, const(D_IO))], inbounds=True))
+    b.cbranch(b.icmp_signed("<", offset, const(0)), blocks["store"], blocks["object"])
+    b.position_at_end(blocks["object"])
+    data = b.load(b.inttoptr(b.add(value, offset), i64p))
+    b.branch(blocks["store"])
+    b.position_at_end(blocks["store"])
+    address = b.phi(i64)
+    address.add_incoming(value, blocks["body"])
+    address.add_incoming(data, blocks["object"])
+    b.store(address, slot)
+    b.store(b.add(p, const(1)), counter)
+    b.branch(blocks["loop"])
+    b.position_at_end(blocks["run"])
+    pool_word = load_plain(b, desc, D_POOL)
+    b.ret(b.call(steps_fn, [b.inttoptr(load_plain(b, desc, D_STEPS), i64p),
+                            load_plain(b, desc, D_N), b.inttoptr(pool_word, i64p),
+                            b.inttoptr(load_plain(b, desc, D_FAILED), i64p)]))
     return str(mod)
+
+
+def load_plain(b: Any, words: Any, k: int) -> Any:
+    from llvmlite import ir
+    return b.load(b.gep(words, [ir.Constant(ir.IntType(64), k)], inbounds=True))
 
 
 # ---------------------------------------------------------------- compiled functions
@@ -383,6 +439,8 @@ class Functions:
         self.stop = ctypes.CFUNCTYPE(None, vp)(addresses["relay_pool_stop"])
         self.run_steps = ctypes.CFUNCTYPE(ctypes.c_int32, vp, i64, vp, vp)(
             addresses["relay_run_steps"])
+        self.run_graph = ctypes.CFUNCTYPE(ctypes.c_int32, vp)(addresses["relay_run_graph"])
+        self.data_offset = array_data_offset()
         self.ticks_per_us = self._ticks_per_us()
         self.spin_ticks = int(SPIN_US * self.ticks_per_us)
 
@@ -400,7 +458,30 @@ _FUNCTIONS: Functions | None = None
 _FAILURE: str | None = None             # why the native pool is not available
 _COMPILE_LOCK = threading.Lock()
 NAMES = ["relay_pool_tsc", "relay_pool_nothing", "relay_pool_worker", "relay_pool_run", "relay_pool_stop",
-         "relay_run_steps"]
+         "relay_run_steps", "relay_run_graph"]
+
+
+def array_data_offset() -> int:
+    """The byte offset of a NumPy array object's data pointer (`PyArrayObject.data`,
+    right after the object header) when it is where that is checked to be, on arrays
+    of several kinds (owning, views, empty, read-only); else -1 (then `run_graph` gets
+    data addresses, not array objects)."""
+    import numpy as np
+    offset = object.__basicsize__
+    try:
+        base = np.arange(24, dtype=np.float32)
+        ro = np.zeros(3)
+        ro.flags.writeable = False
+        probes = [base, base[5:], base.reshape(4, 6)[1:], np.empty(0, np.int8),
+                  np.zeros((2, 3), np.float64), ro, np.ones(1, np.int64)]
+        for a in probes:
+            if type(a) is not np.ndarray:
+                return -1
+            if ctypes.c_void_p.from_address(id(a) + offset).value != a.ctypes.data:
+                return -1
+    except Exception:  # noqa: BLE001 -- then data addresses
+        return -1
+    return offset
 
 
 def functions() -> Functions | None:

@@ -15,7 +15,18 @@ Loop shapes (what `backend/llvm/schedule.py` makes of them):
   weights one output position reads (C * K * B) stay in cache; depthwise re-lays the
   padded input in blocks of B channels too. The result is copied to the output layout
   by the (inlined) epilogue. Measured on one core (AVX-512): 1x64x56x56 3x3 -> 64
-  ~70 GFLOPS, 14x14 layers ~69, 7x7 layers ~36-45.
+  ~70 GFLOPS, 14x14 layers ~69, 7x7 layers ~36-45 (since then, with the scheduler's
+  row blocks: 56x56 ~190, 14x14 ~190, 7x7 ~135-150). Outputs at most
+  `FLAT_PIXELS_MAX_WIDTH` (16) wide flatten their pixels, T[n, o // B, h * W + w, o % B],
+  so that a row block of 6 pixels runs across image rows (a 7-wide row was 4 + 3):
+  512x7x7 3x3 134 -> 150 GFLOPS, 512x14x14 3x3 stride 2 109 -> 139, 512->2048 1x1 7x7
+  140 -> 157 (one core; 28-wide outputs measured 0-10% slower flattened).
+- depthwise convolutions (multiplier 1) with unit strides and an output at least
+  `DEPTHWISE_DIRECT_MIN_WIDTH` (48) wide: the direct form below (a tile of output
+  columns per channel plane; each parallel iteration pads its own channel), which
+  splits over threads without re-laying out the input: 128x56x56 3x3 0.29 ms on one
+  core blocked, 0.35 direct, but 0.31-0.46 blocked on two against 0.19 direct. Narrower
+  or strided ones stay blocked (256x28x28: 0.16 ms blocked, 0.35 direct);
 - other convolutions (few or odd output channels): T[n, *sp, o] with o innermost
   (groups == 1), else the direct NCHW-style reduction;
 - padding is a materialised padded copy of the input (no bounds checks in the
@@ -41,7 +52,8 @@ Loop shapes (what `backend/llvm/schedule.py` makes of them):
   read contiguously) with no re-laid weight and no epilogue: MNIST's 1x1x28x28 * 20x1x5x5
   went from 106 us (5 GFLOPS; blocks of 4 channels over a 25-long reduction) to 28 us
   (21 GFLOPS) on one core. Depthwise convolutions stay blocked (the direct form measured
-  2x slower) and longer reductions too (MNIST's 20x5x5 one: 176 us direct, 112 blocked).
+  2x slower on narrow outputs; wide stride-1 ones use it, see above) and longer
+  reductions too (MNIST's 20x5x5 one: 176 us direct, 112 blocked).
 - the channels-last form pads a count of output channels above 16 to a multiple of 16
   (zero weights; the epilogue reads the real ones): MNIST's 1x20x12x12 * 50x20x5x5
   went from 113 us (28 GFLOPS; 50 = 3 vectors and a scalar remainder) to 57 us (56).
@@ -559,6 +571,22 @@ def batch_matmul(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
 
 # ---------------------------------------------------------------- convolutions
 
+# Depthwise convolutions (one input channel per group, multiplier 1) with unit strides
+# and an output at least this wide use the direct form, the innermost loop a tile of
+# output columns read contiguously from one channel's padded plane (each parallel
+# iteration pads its own channel); others use blocks of channels (`_blocked_conv`).
+# Measured (one 3x3 layer, 1 / 2 threads, ms): 128x56x56 blocked 0.29-0.32 / 0.31-0.46,
+# direct 0.35 / 0.19; 32x112x112 0.29-0.35 / 0.34-0.77 against 0.26 / 0.26; but
+# 256x28x28 blocked 0.16 / 0.09 against 0.35 / 0.18, 1024x7x7 0.05 / 0.03 against
+# 0.22 / 0.12, and stride 2 blocked everywhere (64x112x112 /2: 0.29 / 0.28 against 0.39).
+DEPTHWISE_DIRECT_MIN_WIDTH = 48
+
+
+def _depthwise_direct(cin: int, opg: int, groups: int, strides: list, width: int) -> bool:
+    return (cin == 1 and opg == 1 and groups > 1 and all(s == 1 for s in strides)
+            and width >= DEPTHWISE_DIRECT_MIN_WIDTH)
+
+
 def _block(ocount: int, opg: int, cin: int, groups: int) -> int:
     """The output channel block of the blocked convolution (0: not blocked). A block lies
     in one group; depthwise (one input channel per group and output) blocks channels."""
@@ -585,6 +613,12 @@ def _padded_channels(ocount: int) -> int:
     if ocount <= 16 or ocount % 16 == 0:
         return ocount
     return -(-ocount // 16) * 16
+
+
+# Blocked 2-D convolutions whose output is at most this wide flatten the output pixels
+# (`_blocked_conv`): the register tile's rows then run across image rows.
+FLAT_PIXELS_MAX_WIDTH = 16
+FLAT_PIXELS_MIN_BLOCKS = 4
 
 
 def _blocked_conv(b: Any, nd: int, src: Any, weight: Any, shape: tuple, dt: str, acc: str,
@@ -627,6 +661,24 @@ def _blocked_conv(b: Any, nd: int, src: Any, weight: Any, shape: tuple, dt: str,
             return b.reduce_sum(_product(b, pb[(n, blk) + tuple(pidx) + (oi,)],
                                          wb[(blk, 0) + tuple(rk) + (oi,)], acc), rk)
         t = b.compute((nb, ocount // ob) + osp + (ob,), fdw, dtype=acc, name=f"conv{nd}d")
+    elif (nd == 2 and 2 <= osp[1] <= FLAT_PIXELS_MAX_WIDTH and osp[0] > 1
+          and nb * (ocount // ob) >= FLAT_PIXELS_MIN_BLOCKS):
+        # narrow outputs (7x7, 14x14): the pixels flattened, so that the scheduler's row
+        # blocks (up to 6 pixels sharing each weight vector) run across image rows
+        # instead of splitting a 7-wide row into 4 + 3 (the parallel loop is then over
+        # the batch and the channel blocks only: at least FLAT_PIXELS_MIN_BLOCKS)
+        oh, ow = osp
+
+        def ff(n: Any, blk: Any, hw: Any, oi: Any) -> Any:
+            c = rc if opg == ocount else ((blk * ob) / opg) * cin + rc
+            return b.reduce_sum(_product(b, data_at(n, c, [hw / ow, hw % ow]),
+                                         wb[(blk, rc) + tuple(rk) + (oi,)], acc), [rc] + rk)
+        t = b.compute((nb, ocount // ob, oh * ow, ob), ff, dtype=acc, name=f"conv{nd}d")
+
+        def fflat(*i: Any) -> Any:
+            o = i[opos[1]]
+            return b.cast(t[(i[opos[0]], o / ob, i[opos[2]] * ow + i[opos[3]], o % ob)], dt)
+        return b.compute(shape, fflat, dtype=dt, name=f"conv{nd}d_out")
     else:
         def fb(n: Any, blk: Any, *rest: Any) -> Any:
             sp, oi = list(rest[:-1]), rest[-1]
@@ -686,7 +738,8 @@ def _conv(nd: int) -> Any:
                 return b.select(inside, data[tuple(idx)], b.const(0, data.dtype))
             src = b.compute(tuple(pshape), fpad, dtype=data.dtype, name="conv_pad")
             ob = _block(ocount, opg, cin, groups)
-            if _direct(cin, ksize, shape[opos[-1]] if nd else 0, groups):
+            if (_direct(cin, ksize, shape[opos[-1]] if nd else 0, groups)
+                    or _depthwise_direct(cin, opg, groups, strides, shape[opos[-1]])):
                 ob = 0
             if not (ob and cin == 1 and opg == 1 and groups > 1):
                 src = b.materialize(src)    # depthwise re-lays it out (padding included)
@@ -705,7 +758,7 @@ def _conv(nd: int) -> Any:
 
         ob = _block(ocount, opg, cin, groups)
         direct = _direct(cin, ksize, shape[opos[-1]] if nd else 0, groups)
-        if direct:
+        if direct or _depthwise_direct(cin, opg, groups, strides, shape[opos[-1]]):
             ob = 0
         if ob:
             return _blocked_conv(b, nd, src, weight, shape, dt, acc, ob, dpos, wpos, opos,
@@ -758,7 +811,10 @@ def _conv(nd: int) -> Any:
         def f(*i: Any) -> Any:
             n, o = i[opos[0]], i[opos[1]]
             sp = [i[opos[2 + j]] for j in range(nd)]
-            c = (o / opg) * cin + rc
+            # depthwise: the input channel is o / opg (o itself with multiplier 1: the
+            # padded input is then read with the output's own axis, so the scheduler
+            # pads one channel per parallel iteration)
+            c = o if cin == 1 and opg == 1 else (o / opg if cin == 1 else (o / opg) * cin + rc)
             widx: list[Any] = [0] * (nd + 2)
             widx[wpos[0]], widx[wpos[1]] = o, rc
             for j in range(nd):

@@ -14,16 +14,31 @@ split. Here the whole dispatch is native:
   dispatcher makes the futex call only when a worker sleeps (`sleepers`).
 * `pool_run(pool, fn, args, extent)` takes the pool with a try-lock (another thread
   dispatching: the caller runs the whole range alone), publishes the task (the ranges
-  of `threads.split(extent, N)`, a claim word `generation << 32 | ranges left`), bumps
-  the generation, and claims ranges itself like the workers do (compare-and-swap on
-  the claim word): it runs the first range, and any range no worker has claimed yet, so
-  a worker that is slow to wake costs no waiting. It then spins until every range ran
-  (yielding the CPU between checks after `SPIN_US / YIELD_AFTER`, for a descheduled
-  worker) and
+  of `threads.split(extent, min(extent, N * CHUNKS_PER_THREAD))`: several small
+  contiguous ranges per thread, and a claim word `generation << 32 | ranges left`),
+  bumps the generation, and claims ranges itself like the workers do (compare-and-swap
+  on the claim word, one range at a time): a worker that is slow to wake, or is
+  descheduled (another process's threads spin on its CPU: OpenBLAS's, for 0.1 s after
+  each of its calls), just runs fewer ranges, and the caller never waits for a worker
+  that has not started (it runs every range nobody claimed) nor for more than the
+  ranges the workers already run. It then spins until every range ran (yielding the
+  CPU between checks after `SPIN_US / YIELD_AFTER`, for a descheduled worker) and
   returns the OR of the statuses. When that wait was long (`LATE_US`), the machine is
-  loaded: the pool runs kernels inline for `BACKOFF_US`, then tries again. A claim names its generation, so a worker that
-  wakes late can never take a range of a later task; the task's fields are read only
-  after a successful claim, and the next task is published only when all ranges ran.
+  loaded: the pool runs kernels inline for `BACKOFF_US`, then tries again. A claim
+  names its generation, so a worker that wakes late can never take a range of a later
+  task; the task's fields are read only after a successful claim, and the next task is
+  published only when all ranges ran. Ranges write disjoint parts of the outputs (a
+  reduction is never split), so any split gives the serial run's bits.
+* A worker woken from its futex sleep can land on the dispatcher's CPU (Linux 6.18 in
+  a 2-vCPU VM did it after every idle spell): it then runs only when the dispatcher
+  yields, and while it spins the scheduler never moves it (it counts as cache-hot), so
+  a 2-thread pool ran every kernel on one CPU for good (a 0.15 ms dense: 0.08 ms before
+  a 0.3 s sleep, 0.155 ms after). The dispatcher records its CPU (`sched_getcpu`) in
+  the task and yields once after a futex wake; a worker that finds itself on that CPU
+  takes it out of its affinity mask and restores the mask at once (the kernel moves it
+  to another allowed CPU). Only when the pool has no more threads than the process has
+  CPUs (`W_NUDGE`). `NativePool.status()` counts dispatches, ranges run by workers,
+  those moves, late dispatches and inline runs.
 * `run_steps(steps, n, pool, failed)` runs a table of kernel calls in order (parallel
   ones through `pool_run`), stops at the first nonzero status and writes its index.
 * `run_graph(desc)`: a whole graph call in one ctypes call of one argument (3x cheaper
@@ -52,7 +67,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from .threads import num_threads
+from .threads import CHUNKS_PER_THREAD, num_threads
 
 # How long an idle worker spins before it sleeps on the futex: long enough to stay awake
 # between the kernels of one graph run and between calls of a loop calling a library.
@@ -77,14 +92,27 @@ W_CLAIM = 24       # generation << 32 | ranges of the task not yet claimed
 W_FINISHED = 32    # ranges of the task that ran
 W_STATUS = 33      # OR of the ranges' statuses
 W_BUSY = 40        # the dispatch lock
+W_CALLER_CPU = 41  # the CPU the dispatcher last ran on (at the dispatch, at each range)
 W_LATE, W_BACKOFF = 48, 49   # LATE_US and BACKOFF_US in time stamp ticks
-POOL_WORDS = 56
+W_CHUNKS = 50      # ranges a task is split into per thread (threads.CHUNKS_PER_THREAD)
+W_NUDGE = 51       # nonzero: a worker stacked on the dispatcher's CPU moves off it
+# counters (for tests and debugging): written by the dispatcher ...
+W_DISPATCHES = 56  # dispatches split over the pool
+W_LATE_COUNT = 57  # of those, the ones whose caller waited long enough to back off
+W_INLINE = 58      # dispatches run inline because the pool was backing off
+# ... and by the workers
+W_WORKER_RANGES = 64   # ranges run by workers (not by a dispatching caller)
+W_NUDGES = 65          # times a worker found itself on the dispatcher's CPU and moved
+POOL_WORDS = 72
 
 # `run_graph`'s descriptor: 64-bit words (graph_runtime._Fast fills it)
 D_STEPS, D_N, D_POOL, D_FAILED, D_OFFSET, D_PATCHES, D_NPATCH = 0, 1, 2, 3, 4, 5, 6
 D_IO = 8             # the io values (arguments, then outputs) from here on
 
 SYS_FUTEX, SYS_SCHED_YIELD = 202, 24          # x86-64 Linux
+SYS_SCHED_SETAFFINITY, SYS_SCHED_GETAFFINITY = 203, 204
+MASK_WORDS = 16                               # CPU masks of up to 1024 CPUs
+GETCPU_SYMBOL = "relaylang_pool_getcpu"       # libc's sched_getcpu()
 FUTEX_WAIT_PRIVATE, FUTEX_WAKE_PRIVATE = 128, 129
 SYSCALL_SYMBOL = "relaylang_pool_syscall"     # libc's syscall(), registered with LLVM
 ENV = "RELAY_NUM_THREADS"
@@ -118,6 +146,7 @@ def module_ir() -> str:
     entry_t = ir.FunctionType(i32, [i8pp, i64, i64])
     mod = ir.Module(name="relaylang_native_pool")
     syscall = ir.Function(mod, ir.FunctionType(i64, [i64], var_arg=True), SYSCALL_SYMBOL)
+    getcpu = ir.Function(mod, ir.FunctionType(i32, []), GETCPU_SYMBOL)
     tsc_intrinsic = ir.Function(mod, ir.FunctionType(i64, []), "llvm.readcyclecounter")
     pause_intrinsic = ir.Function(mod, ir.FunctionType(ir.VoidType(), []),
                                   "llvm.x86.sse2.pause")
@@ -166,16 +195,66 @@ def module_ir() -> str:
     b = ir.IRBuilder(nothing.append_basic_block("entry"))
     b.ret(const(0, i32))
 
-    # void claim(i64* pool, i32 gen): claims ranges of generation `gen` until none is
-    # left (the claim word: gen << 32 | ranges not yet claimed), runs each, ORs its
+    # void unstack(i64* pool): called by a worker before it runs ranges. A worker woken onto the CPU the dispatcher runs on cannot run beside it, and while
+    # it spins (yielding to the dispatcher) the scheduler does not move it (a task that
+    # ran in the last half millisecond counts as cache-hot): after an idle spell a
+    # 2-thread pool then ran every kernel on one CPU. Such a worker moves itself: it
+    # leaves the dispatcher's CPU out of its affinity mask, then restores the mask.
+    unstack = ir.Function(mod, ir.FunctionType(ir.VoidType(), [i64p]), "relay_pool_unstack")
+    unstack.linkage = "internal"
+    (pool,) = unstack.args
+    blocks = {n: unstack.append_basic_block(n) for n in ("entry", "nudge", "move", "done")}
+    b = ir.IRBuilder(blocks["entry"])
+    mask_t = ir.ArrayType(i64, MASK_WORDS)
+    allowed = b.bitcast(b.alloca(mask_t, name="allowed"), i64p)
+    others = b.bitcast(b.alloca(mask_t, name="others"), i64p)
+    here = b.call(getcpu, [])
+    caller_cpu = b.trunc(load(b, pool, W_CALLER_CPU), i32)
+    stacked = b.and_(b.icmp_unsigned("!=", load(b, pool, W_NUDGE), const(0)),
+                     b.icmp_signed("==", here, caller_cpu))
+    stacked = b.and_(stacked, b.icmp_unsigned("<", here, const(MASK_WORDS * 64, i32)))
+    b.cbranch(stacked, blocks["nudge"], blocks["done"])
+    b.position_at_end(blocks["nudge"])
+    got_mask = b.call(syscall, [const(SYS_SCHED_GETAFFINITY), const(0),
+                                const(MASK_WORDS * 8), b.bitcast(allowed, i8p)])
+    cpu64 = b.zext(here, i64)
+    which = b.lshr(cpu64, const(6))
+    bit = b.shl(const(1), b.and_(cpu64, const(63)))
+    rest = const(0)
+    for k in range(MASK_WORDS):
+        value = b.load(b.gep(allowed, [const(k)], inbounds=True))
+        # words the kernel did not write (beyond its mask size) count as zero
+        value = b.select(b.icmp_signed(">", got_mask, const(k * 8)), value, const(0))
+        value = b.select(b.icmp_unsigned("==", which, const(k)),
+                         b.and_(value, b.not_(bit)), value)
+        b.store(value, b.gep(others, [const(k)], inbounds=True))
+        rest = b.or_(rest, value)
+    movable = b.and_(b.icmp_signed(">", got_mask, const(0)),
+                     b.icmp_unsigned("!=", rest, const(0)))
+    b.cbranch(movable, blocks["move"], blocks["done"])
+    b.position_at_end(blocks["move"])
+    b.call(syscall, [const(SYS_SCHED_SETAFFINITY), const(0), got_mask, b.bitcast(others, i8p)])
+    b.call(syscall, [const(SYS_SCHED_SETAFFINITY), const(0), got_mask, b.bitcast(allowed, i8p)])
+    b.atomic_rmw("add", word(b, pool, W_NUDGES), const(1), "monotonic")
+    b.branch(blocks["done"])
+    b.position_at_end(blocks["done"])
+    b.ret_void()
+
+    # i64 claim(i64* pool, i32 gen, i64 worker): claims ranges of generation `gen` until
+    # none is left (the claim word: gen << 32 | ranges not yet claimed), runs each, ORs its
     # status in and counts it finished. The task's fields are read only after a claim
     # succeeded: the dispatcher cannot publish the next task before this range finished.
-    claim = ir.Function(mod, ir.FunctionType(ir.VoidType(), [i64p, i32]), "relay_pool_claim")
+    # Before each range a worker moves off the dispatcher's CPU if it is on it, and the
+    # dispatcher records its CPU. Returns the number of ranges it ran.
+    claim = ir.Function(mod, ir.FunctionType(i64, [i64p, i32, i64]), "relay_pool_claim")
     claim.linkage = "internal"
-    pool, gen = claim.args
+    pool, gen, is_worker = claim.args
     blocks = {n: claim.append_basic_block(n) for n in
-              ("entry", "loop", "try", "claimed", "record", "finish", "exit")}
+              ("entry", "loop", "try", "claimed", "as_worker", "as_caller", "run", "record",
+               "finish", "exit")}
     b = ir.IRBuilder(blocks["entry"])
+    ran = b.alloca(i64, name="ran")
+    b.store(const(0), ran)
     mine = b.shl(b.zext(gen, i64), const(32))
     b.branch(blocks["loop"])
     b.position_at_end(blocks["loop"])
@@ -189,6 +268,15 @@ def module_ir() -> str:
                      "acq_rel", "acquire")
     b.cbranch(b.extract_value(pair, 1), blocks["claimed"], blocks["loop"])
     b.position_at_end(blocks["claimed"])
+    b.cbranch(b.icmp_unsigned("!=", is_worker, const(0)), blocks["as_worker"],
+              blocks["as_caller"])
+    b.position_at_end(blocks["as_worker"])
+    b.call(unstack, [pool])
+    b.branch(blocks["run"])
+    b.position_at_end(blocks["as_caller"])
+    store(b, pool, W_CALLER_CPU, b.sext(b.call(getcpu, []), i64))
+    b.branch(blocks["run"])
+    b.position_at_end(blocks["run"])
     parts = load(b, pool, W_PARTS)
     begin, end = part(b, load(b, pool, W_EXTENT), parts, b.sub(parts, left))
     status = call_entry(b, load(b, pool, W_FN), load(b, pool, W_ARGS), begin, end)
@@ -198,16 +286,17 @@ def module_ir() -> str:
     b.branch(blocks["finish"])
     b.position_at_end(blocks["finish"])
     b.atomic_rmw("add", word(b, pool, W_FINISHED), const(1), "release")
+    b.store(b.add(b.load(ran), const(1)), ran)
     b.branch(blocks["loop"])
     b.position_at_end(blocks["exit"])
-    b.ret_void()
+    b.ret(b.load(ran))
 
     # void worker_loop(i64* pool, i64 index)
     worker = ir.Function(mod, ir.FunctionType(ir.VoidType(), [i64p, i64]), "relay_pool_worker")
     pool, _index = worker.args
     blocks = {n: worker.append_basic_block(n) for n in
               ("entry", "wait", "spin", "spin_more", "spin_yield", "yield", "sleep", "futex",
-               "awake", "got", "work", "exit")}
+               "awake", "got", "work", "count", "exit")}
     b = ir.IRBuilder(blocks["entry"])
     seen = b.alloca(i32, name="seen")
     start = b.alloca(i64, name="start")
@@ -250,7 +339,11 @@ def module_ir() -> str:
     stop = load(b, pool, W_STOP, "acquire")
     b.cbranch(b.icmp_unsigned("!=", stop, const(0)), blocks["exit"], blocks["work"])
     b.position_at_end(blocks["work"])
-    b.call(claim, [pool, gen])
+    b.call(unstack, [pool])
+    took = b.call(claim, [pool, gen, const(1)])
+    b.cbranch(b.icmp_unsigned("!=", took, const(0)), blocks["count"], blocks["wait"])
+    b.position_at_end(blocks["count"])
+    b.atomic_rmw("add", word(b, pool, W_WORKER_RANGES), took, "monotonic")
     b.branch(blocks["wait"])
     b.position_at_end(blocks["exit"])
     b.ret_void()
@@ -259,22 +352,32 @@ def module_ir() -> str:
     run = ir.Function(mod, ir.FunctionType(i32, [i64p, i8p, i8pp, i64]), "relay_pool_run")
     pool, fn, args, extent = run.args
     blocks = {n: run.append_basic_block(n) for n in
-              ("entry", "alone", "try", "dispatch", "wake", "mine", "wait", "wait_more",
-               "yield", "done")}
+              ("entry", "check", "backoff", "alone", "try", "dispatch", "wake", "mine", "wait",
+               "wait_more", "yield", "done")}
     b = ir.IRBuilder(blocks["entry"])
     fn_word, args_word = b.ptrtoint(fn, i64), b.ptrtoint(args, i64)
     threads = load(b, pool, W_THREADS)
     split = b.and_(b.icmp_signed(">", threads, const(1)), b.icmp_signed(">", extent, const(1)))
+    b.cbranch(split, blocks["check"], blocks["alone"])
+    b.position_at_end(blocks["check"])
     backing_off = b.icmp_unsigned("<", b.call(tsc_intrinsic, []), load(b, pool, W_BACKOFF_UNTIL))
-    split = b.and_(split, b.not_(backing_off))
-    b.cbranch(split, blocks["try"], blocks["alone"])
+    b.cbranch(backing_off, blocks["backoff"], blocks["try"])
+    b.position_at_end(blocks["backoff"])
+    b.atomic_rmw("add", word(b, pool, W_INLINE), const(1), "monotonic")
+    b.branch(blocks["alone"])
     b.position_at_end(blocks["alone"])
     b.ret(call_entry(b, fn_word, args_word, const(0), extent))
     b.position_at_end(blocks["try"])
     pair = b.cmpxchg(word(b, pool, W_BUSY), const(0), const(1), "acquire", "monotonic")
     b.cbranch(b.extract_value(pair, 1), blocks["dispatch"], blocks["alone"])
     b.position_at_end(blocks["dispatch"])
-    parts = b.select(b.icmp_unsigned("<", extent, threads), extent, threads)
+    # threads * CHUNKS_PER_THREAD ranges (at most `extent`), claimed one at a time: a
+    # worker that comes late or is descheduled takes fewer of them, and the caller waits
+    # at most for the ranges a worker already runs
+    chunks = b.mul(threads, load(b, pool, W_CHUNKS))
+    parts = b.select(b.icmp_unsigned("<", extent, chunks), extent, chunks)
+    store(b, pool, W_DISPATCHES, b.add(load(b, pool, W_DISPATCHES), const(1)))
+    store(b, pool, W_CALLER_CPU, b.sext(b.call(getcpu, []), i64))
     store(b, pool, W_FN, fn_word)
     store(b, pool, W_ARGS, args_word)
     store(b, pool, W_EXTENT, extent)
@@ -289,10 +392,13 @@ def module_ir() -> str:
     b.cbranch(b.icmp_unsigned("!=", sleepers, const(0)), blocks["wake"], blocks["mine"])
     b.position_at_end(blocks["wake"])
     futex_wake(b, pool)
+    # the scheduler may have put a woken worker on this CPU: give it the CPU now so that
+    # it moves itself off (see the worker's "stacked"); on an idle CPU this returns at once
+    b.call(syscall, [const(SYS_SCHED_YIELD)])
     b.branch(blocks["mine"])
     b.position_at_end(blocks["mine"])
     began = b.call(tsc_intrinsic, [])
-    b.call(claim, [pool, new_gen])     # the first range, and any a worker has not taken
+    b.call(claim, [pool, new_gen, const(0)])     # the first range, and any a worker has not taken
     start = b.call(tsc_intrinsic, [])
     b.branch(blocks["wait"])
     b.position_at_end(blocks["wait"])
@@ -313,6 +419,7 @@ def module_ir() -> str:
     until = b.select(late, b.add(ended, load(b, pool, W_BACKOFF)),
                      load(b, pool, W_BACKOFF_UNTIL))
     store(b, pool, W_BACKOFF_UNTIL, until)
+    store(b, pool, W_LATE_COUNT, b.add(load(b, pool, W_LATE_COUNT), b.zext(late, i64)))
     status = b.trunc(load(b, pool, W_STATUS), i32)
     store(b, pool, W_BUSY, const(0), "release")
     b.ret(status)
@@ -516,6 +623,10 @@ def _compile() -> Functions:
     if not address:
         raise RuntimeError("libc's syscall() not found")
     llvm.add_symbol(SYSCALL_SYMBOL, address)
+    getcpu_address = ctypes.cast(getattr(libc, "sched_getcpu", None) or 0, ctypes.c_void_p).value
+    if not getcpu_address:
+        raise RuntimeError("libc's sched_getcpu() not found")
+    llvm.add_symbol(GETCPU_SYMBOL, getcpu_address)
     addresses = jit.jit_functions(module_ir(), NAMES)
     missing = [n for n in NAMES if not addresses.get(n)]
     if missing:
@@ -545,6 +656,10 @@ class NativePool:
         words[W_SPIN] = funcs.spin_ticks
         words[W_LATE] = int(LATE_US * funcs.ticks_per_us)
         words[W_BACKOFF] = int(BACKOFF_US * funcs.ticks_per_us)
+        words[W_CHUNKS] = max(1, int(CHUNKS_PER_THREAD))
+        words[W_CALLER_CPU] = -1
+        # moving off the dispatcher's CPU helps only when every thread can have a CPU
+        words[W_NUDGE] = 1 if 1 < self.size <= _cpus() else 0
         self._words = words
         self._threads = [threading.Thread(target=self._work, args=(i,), daemon=True,
                                           name=f"relay-native-pool-{i}")
@@ -588,7 +703,18 @@ class NativePool:
         w = self._words
         return {"generation": w[W_GEN] & 0xFFFFFFFF, "sleepers": w[W_SLEEPERS],
                 "claim": w[W_CLAIM], "finished": w[W_FINISHED], "busy": w[W_BUSY],
-                "stop": w[W_STOP], "backoff_until": w[W_BACKOFF_UNTIL]}
+                "stop": w[W_STOP], "backoff_until": w[W_BACKOFF_UNTIL],
+                "dispatches": w[W_DISPATCHES], "late": w[W_LATE_COUNT],
+                "inline": w[W_INLINE], "worker_ranges": w[W_WORKER_RANGES],
+                "nudges": w[W_NUDGES]}
+
+
+def _cpus() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 _POOL: NativePool | None = None

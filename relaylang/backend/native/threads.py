@@ -23,7 +23,8 @@ even on an idle CPU. The native pool's dispatch costs 0.45-0.65 µs more than a 
 call of its empty kernel (0.96-1.17 against 0.51 µs): no wake-up when a worker spins,
 and a range no worker has claimed yet is run by the caller, so a worker that is asleep
 or descheduled when the task comes costs no waiting (one descheduled in the middle of
-its range still does). MNIST per `lib(x)` on the idle machine, 2 threads: 255-280 µs
+its range still does: hence `CHUNKS_PER_THREAD` small ranges per thread, claimed one at
+a time, so that such a wait is for one small range, not for half of the work). MNIST per `lib(x)` on the idle machine, 2 threads: 255-280 µs
 with the Python pool, 63-80 µs with the native one (1 thread: 110-123 µs).
 
 Thresholds (the native pool, 2 threads, idle machine, serial vs split kernel time):
@@ -55,6 +56,12 @@ PARALLEL_MIN_WORK = 16 * 1024
 # 7-150 µs): about 0.1-0.5 ms of work.
 PYTHON_POOL_MIN_BYTES = 1024 * 1024
 PYTHON_POOL_MIN_WORK = 1_000_000
+# The native pool splits a parallel loop into up to this many ranges per thread, which
+# the caller and the workers claim one at a time: a worker that wakes late, or is
+# descheduled by another process's spinning threads (OpenBLAS's, for 0.1 s after each
+# of its calls), then runs fewer ranges instead of leaving the caller waiting for half
+# of the work.
+CHUNKS_PER_THREAD = 4
 
 
 def worth_splitting(extent: int, nbytes: int, work: int,

@@ -117,23 +117,29 @@ def conv_flops(n: int, cout: int, oh: int, ow: int, cin_per_group: int, k: int) 
     return 2 * n * cout * oh * ow * cin_per_group * k * k
 
 
+def _light_models() -> Any:
+    """benchmarks/onnx_import.py (where the light models are found and fed), loaded from
+    its file: benchmarks/ is not a package."""
+    import importlib.util
+    import sys
+    if "onnx_import_bench" not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            "onnx_import_bench", Path(__file__).resolve().with_name("onnx_import.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["onnx_import_bench"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["onnx_import_bench"]
+
+
 def light_path(name: str) -> Path:
-    import onnx
-    return Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / f"light_{name}.onnx"
+    return _light_models().light_dir() / f"light_{name}.onnx"
 
 
 def resnet50() -> Workload:
     import onnx
     model = onnx.load(str(light_path("resnet50")))
-    inits = {i.name for i in model.graph.initializer}
-    feeds = {}
-    for vi in model.graph.input:
-        if vi.name in inits:
-            continue
-        shape = tuple(d.dim_value if d.HasField("dim_value") else 1
-                      for d in vi.type.tensor_type.shape.dim)
-        n = int(np.prod(shape))
-        feeds[vi.name] = (np.arange(n).reshape(shape) / n).astype(np.float32)
+    feeds = _light_models().dummy_inputs(model)     # ONNX's runner's input
     # FLOPs of the convolutions and the final dense, from ONNX's inferred shapes
     inferred = onnx.shape_inference.infer_shapes(model)
     shapes = {vi.name: [d.dim_value for d in vi.type.tensor_type.shape.dim]

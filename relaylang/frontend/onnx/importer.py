@@ -711,13 +711,8 @@ class ModelImporter:
             dtype = elem_dtype(declared.elem_type, f"graph input {name!r}")
         else:
             dtype = str(self.dtype) if isinstance(self.dtype, str) else "float32"
-        if name in self.shape_overrides:
-            dims = tuple(ANY if d is None or (isinstance(d, int) and d < 0) else int(d)
-                         for d in self.shape_overrides[name])
-        elif declared.HasField("shape"):
-            dims = tuple(int(d.dim_value) if d.HasField("dim_value") else ANY
-                         for d in declared.shape.dim)
-        else:
+        dims = tensor_dims(self.shape_overrides.get(name), declared)
+        if dims is None:
             raise OnnxImportError(f"graph input {name!r} has no shape: give it with "
                                   f"shape={{{name!r}: (...)}}")
         return TensorType(dims, dtype)
@@ -780,6 +775,19 @@ class ModelImporter:
             first = str(e).splitlines()[0] if str(e) else type(e).__name__
             raise OnnxImportError(f"the imported program does not type-check: {first}") from e
         return mod, values
+
+
+def tensor_dims(override: Sequence[Any] | None, declared: Any) -> tuple[Any, ...] | None:
+    """The dims of a tensor graph input (or sequence element): those of `override` (the
+    caller's shape=; None or a negative dim stays unknown) when given, else the declared
+    TensorProto type's (unknown dims `ANY`); None when neither gives a shape."""
+    if override is not None:
+        return tuple(ANY if d is None or (isinstance(d, int) and d < 0) else int(d)
+                     for d in override)
+    if declared.HasField("shape"):
+        return tuple(int(d.dim_value) if d.HasField("dim_value") else ANY
+                     for d in declared.shape.dim)
+    return None
 
 
 def uses_dynamic_ops(mod: IRModule) -> bool:

@@ -281,9 +281,6 @@ def if_1(ctx: Any, node: Any) -> Any:
 
 @converter("Loop", since=1)
 def loop_1(ctx: Any, node: Any) -> Any:
-    unrolled = unrolled_loop(ctx, node)      # a carried sequence / optional: unrolled
-    if unrolled is not None:
-        return unrolled[0] if len(unrolled) == 1 else unrolled
     body = node.attr("body")
     max_count, cond = node.input(0), node.input(1)
     inits = [e for e in node.inputs[2:]]
@@ -297,6 +294,9 @@ def loop_1(ctx: Any, node: Any) -> Any:
     if n_scan < 0:
         raise node.error(f"the body has {len(body.output)} outputs, fewer than 1 + {n} "
                          "(condition and carried values)")
+    unrolled = unrolled_loop(ctx, node)      # a carried sequence / optional: unrolled
+    if unrolled is not None:
+        return unrolled[0] if len(unrolled) == 1 else unrolled
     if max_count is None and cond is None:
         raise node.error("neither a trip count nor a condition: the loop never ends")
     if max_count is not None:

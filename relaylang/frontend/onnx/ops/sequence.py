@@ -118,23 +118,18 @@ def _is_option_type(t: Type) -> bool:
 # ---------------------------------------------------------------- graph inputs
 
 def _tensor_type_of(importer: Any, name: str, tp: Any, override: Any) -> TensorType:
-    from ..importer import OnnxImportError, elem_dtype
+    from ..importer import OnnxImportError, elem_dtype, tensor_dims
     if not tp.HasField("tensor_type"):
         raise OnnxImportError(f"graph input {name!r}: only sequences and optionals of "
                               "tensors are supported")
     tt = tp.tensor_type
     dtype = elem_dtype(tt.elem_type, f"graph input {name!r}") if tt.elem_type else "float32"
-    if override is not None:
-        if isinstance(override, (str, bytes)) or not all(
-                d is None or isinstance(d, (int, np.integer)) for d in override):
-            raise OnnxImportError(f"shape= for graph input {name!r}: {override!r} is not "
-                                  "the shape of a tensor")
-        dims = tuple(ANY if d is None or (isinstance(d, int) and d < 0) else int(d)
-                     for d in override)
-    elif tt.HasField("shape"):
-        dims = tuple(int(d.dim_value) if d.HasField("dim_value") else ANY
-                     for d in tt.shape.dim)
-    else:
+    if override is not None and (isinstance(override, (str, bytes)) or not all(
+            d is None or isinstance(d, (int, np.integer)) for d in override)):
+        raise OnnxImportError(f"shape= for graph input {name!r}: {override!r} is not "
+                              "the shape of a tensor")
+    dims = tensor_dims(override, tt)
+    if dims is None:
         raise OnnxImportError(f"graph input {name!r} has an element of unknown shape: give "
                               f"it with shape={{{name!r}: ...}}")
     return TensorType(dims, dtype)
@@ -513,18 +508,13 @@ def unrolled_loop(ctx: Any, node: Any) -> list[Any] | None:
     be known at import (and the body's condition output after each iteration). Returns
     the Loop's outputs (final carried values, then scan outputs stacked on a new axis
     0), or None when no carried value is a sequence or optional (the caller makes the
-    recursive function)."""
+    recursive function). The caller (control.loop_1) has checked the node's arity."""
     body = node.attr("body")
     inits = list(node.inputs[2:])
-    if any(e is None for e in inits) or not any(is_structured(ctx, e) for e in inits):
+    if not any(is_structured(ctx, e) for e in inits):
         return None
     n = len(inits)
-    if len(body.input) != 2 + n:
-        raise node.error(f"the body takes {len(body.input)} inputs; the node gives it "
-                         f"{2 + n} (iteration number, condition, {n} carried)")
     n_scan = len(body.output) - 1 - n
-    if n_scan < 0:
-        raise node.error(f"the body has {len(body.output)} outputs, fewer than 1 + {n}")
     trips = None
     if node.input(0) is not None:
         trips = int(np.asarray(ctx.constant(node.input(0), node, "the trip count")

@@ -20,7 +20,9 @@ the inputs is one line `FILE: error: ...`, run-time errors point at the source.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from .common import EXIT_DIAGNOSTICS, EXIT_OK, color, parse_file, type_check
@@ -193,17 +195,29 @@ def _execute(args: argparse.Namespace, typed: IRModule | None, values: list[Any]
     """Run `@entry` on `values`; run-time errors are rendered at their source location."""
     import time
 
-    from ..backend.interpreter.executor import InputError, create_executor
-    from ..backend.interpreter.machine import InterpreterError
-    from ..ir.diagnostics import Diagnostic, render
+    from ..backend.interpreter.executor import create_executor
     if getattr(args, "profile", False) or getattr(args, "trace", None):
         return _profiled(args, typed, values, executor)
     if executor is None:
         assert typed is not None
         executor = create_executor(typed, args.entry, max_depth=args.max_depth)
     start = time.perf_counter()
-    try:
+    with _run_failures(args, typed):
         result = executor(*values)
+    if args.time:
+        print(f"time: {(time.perf_counter() - start) * 1e3:.3f} ms", file=sys.stderr)
+    return result
+
+
+@contextlib.contextmanager
+def _run_failures(args: argparse.Namespace, typed: IRModule | None) -> Iterator[None]:
+    """Running `@entry` (plainly or under the profiler): bad inputs and exhausted memory
+    or stack as one-line errors, a run-time error as a located diagnostic."""
+    from ..backend.interpreter.executor import InputError
+    from ..backend.interpreter.machine import InterpreterError
+    from ..ir.diagnostics import Diagnostic, render
+    try:
+        yield
     except InputError as e:
         raise _fail(args.file, str(e)) from e
     except InterpreterError as e:
@@ -213,9 +227,6 @@ def _execute(args: argparse.Namespace, typed: IRModule | None, values: list[Any]
     except (RecursionError, MemoryError) as e:
         what = f"ran out of memory or stack ({type(e).__name__})"
         raise _fail(args.file, f"@{args.entry} {what}") from e
-    if args.time:
-        print(f"time: {(time.perf_counter() - start) * 1e3:.3f} ms", file=sys.stderr)
-    return result
 
 
 def _profiled(args: argparse.Namespace, typed: IRModule | None, values: list[Any],
@@ -224,10 +235,7 @@ def _profiled(args: argparse.Namespace, typed: IRModule | None, values: list[Any
     `_report` (printed after the result)."""
     import os
 
-    from ..backend.interpreter.executor import InputError
-    from ..backend.interpreter.machine import InterpreterError
     from ..backend.profiler import ProfileError, profile
-    from ..ir.diagnostics import Diagnostic, render
     if args.trace:                  # before a long run: can the trace be written there?
         folder = os.path.dirname(os.path.abspath(args.trace))
         if os.path.isdir(args.trace) or not os.path.isdir(folder) or \
@@ -236,20 +244,12 @@ def _profiled(args: argparse.Namespace, typed: IRModule | None, values: list[Any
             raise _fail(args.trace, "cannot write the trace file here (no such folder, "
                                     "not writable, or a folder)")
     target = executor.lib if executor is not None else typed
-    try:
-        prof = profile(target, *values, entry=args.entry, trace=args.trace, show=False,
-                       max_depth=args.max_depth if executor is None else None)
-    except InputError as e:
-        raise _fail(args.file, str(e)) from e
-    except ProfileError as e:
-        raise _fail(args.trace, str(e)) from e
-    except InterpreterError as e:
-        diagnostic = Diagnostic.error(e.message, e.span, code="runtime")
-        sources = typed.sources if typed is not None else {}
-        raise _RunFailed(render(diagnostic, sources, color=color())) from e
-    except (RecursionError, MemoryError) as e:
-        what = f"ran out of memory or stack ({type(e).__name__})"
-        raise _fail(args.file, f"@{args.entry} {what}") from e
+    with _run_failures(args, typed):
+        try:
+            prof = profile(target, *values, entry=args.entry, trace=args.trace, show=False,
+                           max_depth=args.max_depth if executor is None else None)
+        except ProfileError as e:
+            raise _fail(args.trace, str(e)) from e
     if args.time:                       # the run's own time: unprofiled (the best run)
         print(f"time: {prof.unprofiled / prof.repeat * 1e3:.3f} ms", file=sys.stderr)
     args.profile_text = prof.text()

@@ -334,15 +334,7 @@ class GraphRuntime:
                 if status:
                     table.calls[failed]._fail(status)
             else:
-                step = patches
-                result = runner([_structured(a, values) for a in step.inputs])
-                outs = step.outputs
-                if len(outs) == 1 and not isinstance(result, tuple):
-                    np.copyto(values[outs[0]], result)
-                else:
-                    from .kernels import flatten
-                    for vid, leaf in zip(outs, flatten(result)):
-                        np.copyto(values[vid], leaf)
+                _run_fallback(patches, runner, values)
         result = _structured(plan.outputs, values)
         if state is self._state:
             self._last_outputs = {vid: values[vid] for vid in self._output_ids}
@@ -386,21 +378,25 @@ class GraphRuntime:
                 if status:
                     table.calls[failed]._fail(status)
             else:
-                step = patches
                 start = clock()
-                result = runner([_structured(a, values) for a in step.inputs])
-                outs = step.outputs
-                if len(outs) == 1 and not isinstance(result, tuple):
-                    np.copyto(values[outs[0]], result)
-                else:
-                    from .kernels import flatten
-                    for vid, leaf in zip(outs, flatten(result)):
-                        np.copyto(values[vid], leaf)
+                _run_fallback(patches, runner, values)
                 record(index, start, clock())
         result = _structured(plan.outputs, values)
         for vid in self._input_ids + self._output_ids:
             values[vid] = None
         return _copy_constants(result) if self._constant_output else result
+
+
+def _run_fallback(step: Any, runner: Any, values: list[Any]) -> None:
+    """A step that runs in NumPy (`runner`): its results copied into its output values."""
+    result = runner([_structured(a, values) for a in step.inputs])
+    outs = step.outputs
+    if len(outs) == 1 and not isinstance(result, tuple):
+        np.copyto(values[outs[0]], result)
+    else:
+        from .kernels import flatten
+        for vid, leaf in zip(outs, flatten(result)):
+            np.copyto(values[vid], leaf)
 
 
 def _unreferenced(array: np.ndarray) -> bool:

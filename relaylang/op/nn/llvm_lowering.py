@@ -174,19 +174,9 @@ def dropout(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
 def batch_flatten(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
     (x,) = inputs
     shape, _ = _out(out_type)
-    inner = x.shape[1:]
-
-    def f(i: Any, j: Any) -> Any:
-        idx = []
-        rest = j
-        for k, d in enumerate(reversed(inner)):
-            if k == len(inner) - 1:
-                idx.append(rest)
-            else:
-                idx.append(rest % d)
-                rest = rest / d
-        return x[(i,) + tuple(reversed(idx))]
-    return b.compute(shape, f, name="batch_flatten")
+    inner = tuple(x.shape[1:])
+    return b.compute(shape, lambda i, j: x[(i,) + _row_index(inner, j)],
+                     name="batch_flatten")
 
 
 # ---------------------------------------------------------------- softmax

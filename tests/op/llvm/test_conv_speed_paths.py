@@ -22,7 +22,7 @@ import pytest
 from llvm_check import assert_matches_interpreter, fused_module, primitive_kernels
 
 import relaylang as rl
-from relaylang.op.nn import llvm_lowering as NL
+from relaylang.op.nn import conv_lowering as NL
 
 HEAD = '#[version = "0.0.5"]\n'
 

@@ -1,5 +1,5 @@
 """The blocked GEMM form of nn.dense / nn.matmul / nn.batch_matmul (`_blocked_gemm` in
-relaylang/op/nn/llvm_lowering.py: the right-hand side re-laid out in panels of 64/32/16/8
+relaylang/op/nn/gemm_lowering.py: the right-hand side re-laid out in panels of 64/32/16/8
 columns, padded with zero columns when no block divides N, row-blocked register tiles
 in the scheduler) against the interpreter: sizes not divisible by the tiles (rows by
 the 6-row block, columns by the panel, K odd), size 1 on each axis, the short-K form,
@@ -14,7 +14,7 @@ from llvm_check import assert_matches_interpreter, fused_module
 
 import relaylang as rl
 from relaylang.backend.llvm.lower import PackedPrimFunc, lower_primitive
-from relaylang.op.nn.llvm_lowering import _gemm_block
+from relaylang.op.nn.gemm_lowering import _gemm_block
 
 HEAD = '#[version = "0.0.5"]\n'
 TOL = {"float16": (1e-2, 5e-2), "float32": (1e-5, 1e-4), "float64": (1e-9, 1e-9),

@@ -5,6 +5,7 @@
     relay build model.relay -o model.s --emit asm                # host assembly
     relay build model.relay -o model.o --emit obj                # object code
     relay build model.relay -o model.rlib --time --no-cache
+    relay build model.relay -o model.rlib --knob schedule.tile_bytes=128 --show-schedule
 
 The library runs with `relay run model.rlib` or `rl.runtime.load_module`. A program with
 control flow is compiled whole when it is first-order over tensors (`if`, recursion
@@ -12,7 +13,8 @@ through globals); otherwise it runs in mixed mode and a note on stderr says why.
 native lowering are named in a warning (they run with their NumPy kernels); `--time`
 prints the time of each phase (parse, types, passes, lowering, LLVM optimisation,
 codegen) on stderr as the profiler's table (`relaylang.ir.timing`), then the passes of the
-"passes" phase in a table of their own. On a terminal, lowering
+"passes" phase in a table of their own. `--knob` sets a scheduling knob for every kernel
+that has it (`relaylang/backend/llvm/knobs.py`); `--show-schedule` lists each kernel's. On a terminal, lowering
 many kernels shows a progress bar; `--quiet` hides it. Bad input is a located diagnostic
 and exit status 1.
 """
@@ -69,19 +71,28 @@ def cmd_build(args: argparse.Namespace) -> int:
             error(args.params, str(e))
             return EXIT_DIAGNOSTICS
         timer.add("params", time.perf_counter() - start)
+    from ..backend.llvm import knobs
     from ..transform.instruments import PassTimingInstrument
     from ..transform.pass_infra import PassContext
+    try:
+        settings = knobs.Settings(every=knobs.parse_assignments(",".join(args.knob or ())))
+    except ValueError as e:
+        error("--knob", str(e))
+        return EXIT_DIAGNOSTICS
     passes = PassTimingInstrument()          # --time: the "passes" phase, pass by pass
     instruments = [passes] if args.time else []
     instruments += _pass_progress()
     try:
-        with PassContext(instruments=instruments):
+        with PassContext(instruments=instruments), knobs.using(settings):
             lib = build(mod, target="llvm", cache=not args.no_cache, entry=args.entry,
                         timer=timer)
     except DiagnosticError as e:
         print(e.render(color=color()), file=sys.stderr)
         return EXIT_DIAGNOSTICS
     warn_fallback(args.file, lib)
+    _warn_unasked(args.file, settings, lib)
+    if args.show_schedule:
+        sys.stderr.write(schedule_table(lib))
     if lib.mode == "mixed" and lib.mixed_reason:
         print(f"{args.file}: note: the control flow runs on the interpreter's machine "
               f"(mixed mode): {lib.mixed_reason}", file=sys.stderr)
@@ -93,6 +104,27 @@ def cmd_build(args: argparse.Namespace) -> int:
         if passes.timings:
             sys.stderr.write("\n" + passes.report())
     return status
+
+
+def _warn_unasked(file: str, settings: Any, lib: Any) -> None:
+    """A `--knob` no kernel asked for is most likely a typo: say so, with the names
+    the kernels did ask for."""
+    asked = {name for _, values in lib.kernel_schedules.values() for name in values}
+    for name in sorted(set(settings.every) - asked):
+        known = ", ".join(sorted(asked)) or "none"
+        print(f"{file}: warning: no kernel has the knob {name} (knobs asked: {known})",
+              file=sys.stderr)
+
+
+def schedule_table(lib: Any) -> str:
+    """One line per native kernel: its knob key and its knobs (`--show-schedule`)."""
+    rows = sorted(lib.kernel_schedules.items())
+    if not rows:
+        return "no native kernel asked for scheduling knobs\n"
+    width = max(len(name) for name, _ in rows)
+    from ..backend.llvm.knobs import describe
+    return "".join(f"{name:<{width}}  {key}  {describe(values)}\n"
+                   for name, (key, values) in rows)
 
 
 def _pass_progress() -> list[Any]:
@@ -176,5 +208,11 @@ def add_build_parser(sub: Any) -> None:
     p.add_argument("--time", action="store_true",
                    help="print the time of each phase on stderr (a table: calls, total "
                         "and mean ms, share, longest first)")
+    p.add_argument("--knob", action="append", metavar="NAME=VALUE[,...]",
+                   help="a scheduling knob's value for every kernel that has it, e.g. "
+                        "schedule.tile_bytes=128 (a value outside a kernel's choices is "
+                        "ignored there); repeatable")
+    p.add_argument("--show-schedule", action="store_true",
+                   help="print each native kernel's scheduling knobs on stderr")
     add_quiet_flag(p)
     p.set_defaults(run=cmd_build)

@@ -88,23 +88,29 @@ class KernelInfo:
     num_inputs: int
     parallel_extent: int
     work: int = 0                # PrimFunc.work: stores over the whole range
+    knobs: tuple[tuple[str, int], ...] = ()     # PrimFunc.knobs: its schedule
+    knob_key: str = ""
 
     @staticmethod
     def of(prim: L.PrimFunc) -> KernelInfo:
         return KernelInfo(prim.name, tuple((tuple(p.shape), p.dtype) for p in prim.params),
-                          prim.num_inputs, prim.parallel_extent, prim.work)
+                          prim.num_inputs, prim.parallel_extent, prim.work, prim.knobs,
+                          prim.knob_key)
 
     def to_json(self) -> dict:
         return {"name": self.name, "params": [[list(s), d] for s, d in self.params],
                 "num_inputs": self.num_inputs, "parallel_extent": self.parallel_extent,
-                "work": self.work}
+                "work": self.work, "knobs": [[k, v] for k, v in self.knobs],
+                "knob_key": self.knob_key}
 
     @staticmethod
     def from_json(d: dict) -> KernelInfo:
         return KernelInfo(str(d["name"]), tuple((tuple(int(x) for x in s), str(t))
                                                 for s, t in d["params"]),
                           int(d["num_inputs"]), int(d["parallel_extent"]),
-                          int(d.get("work", 0)))
+                          int(d.get("work", 0)),
+                          tuple((str(k), int(v)) for k, v in d.get("knobs", ())),
+                          str(d.get("knob_key", "")))
 
 
 ENTRY = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int64,
@@ -211,12 +217,21 @@ def vector_width() -> int:
     return 512 if "+avx512f" in host_features().split(",") else 0
 
 
+def _schedule_comments(prims: list[L.PrimFunc]) -> str:
+    """`; schedule NAME [KEY]: knob=value ...` per kernel that asked for knobs: the
+    choices its loops were made with (knobs.py), readable in `lib.get_source("ll")`."""
+    from .knobs import describe
+    lines = [f"; schedule {p.name} [{p.knob_key}]: {describe(dict(p.knobs))}\n"
+             for p in prims if p.knobs]
+    return "".join(lines)
+
+
 def module_ir(prims: list[L.PrimFunc]) -> str:
     mod = build_module(prims)
     tm = target_machine()
     mod.triple = tm.triple
     mod.data_layout = str(tm.target_data)
-    text = str(mod)
+    text = _schedule_comments(prims) + str(mod)
     width = vector_width()
     if width:    # a string attribute llvmlite.ir cannot spell, on every function
         text = re.sub(r"^(define [^\n]*\))( nounwind)?\n\{",

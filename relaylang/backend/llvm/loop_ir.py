@@ -278,6 +278,11 @@ class PrimFunc:
     parallel_extent: int = 1
     # baked constant data: (Buffer of scope "constant", C-contiguous ndarray)
     constants: tuple[tuple[Buffer, Any], ...] = ()
+    # the scheduling knobs the lowering asked for, and the values it may take
+    # (backend/llvm/knobs.py): (name, value) and (name, choices), sorted by name
+    knobs: tuple[tuple[str, int], ...] = ()
+    knob_space: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    knob_key: str = ""          # knobs.kernel_key: where settings for this kernel live
 
     @property
     def inputs(self) -> tuple[Buffer, ...]:

@@ -33,11 +33,13 @@ packed stage may have been that prologue (a 1x1 convolution, whose input is not 
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 from ...ir.expr import Call, Constant, Expr, Function, Op, Tuple, TupleGetItem, Var
 from ...ir.types import TensorType, TupleType, Type
+from . import knobs
 from . import loop_ir as L
 from .schedule import PAR_MIN, schedule
 from .te import LowerContext, LoweringError, Tensor
@@ -254,7 +256,8 @@ def _packed(b: LowerContext, name: str, params: list[L.Buffer], constant_leaves:
             return L.PrimFunc(name, tuple(params + out_bufs), plain_body, len(params),
                               plain_parallel, tuple(b.constants))
     return PackedPrimFunc(name, tuple(inputs + out_bufs), body, len(inputs), parallel,
-                          constants, tuple(kept), tuple(p for _, p in new_inputs))
+                          constants, leaf_inputs=tuple(kept),
+                          packed=tuple(p for _, p in new_inputs))
 
 
 def lower_primitive(fn: Function, name: str,
@@ -263,7 +266,16 @@ def lower_primitive(fn: Function, name: str,
 
     `constant_params`: indices of `fn`'s parameters the caller binds to build-time
     constants; stages computed from them alone move to packers (a `PackedPrimFunc`, see
-    the module docstring)."""
+    the module docstring). The scheduling knobs come from the settings in force
+    (`knobs.using`) for this kernel's `knobs.kernel_key`; the PrimFunc records them."""
+    with knobs.lowering(knobs.kernel_key(fn, sorted(constant_params))) as chooser:
+        prim = _lower(fn, name, constant_params)
+    return dataclasses.replace(prim, knobs=tuple(sorted(chooser.chosen.items())),
+                               knob_space=tuple(sorted(chooser.space.items())),
+                               knob_key=chooser.key)
+
+
+def _lower(fn: Function, name: str, constant_params: frozenset[int] | set[int]) -> L.PrimFunc:
     from ...op.registry import implementation
 
     b = LowerContext()

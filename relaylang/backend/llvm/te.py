@@ -17,6 +17,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from . import knobs
 from . import loop_ir as L
 from .loop_ir import Expr, Var
 
@@ -107,6 +108,16 @@ class LowerContext:
         if data is not None:
             self.constants.append((buf, data))
         return Tensor(shape, dtype, buf.name, "placeholder", buffer=buf)
+
+    # ------------------------------------------------------------ scheduling knobs
+    @staticmethod
+    def knob(name: str, default: int, choices: Sequence[int] = ()) -> int:
+        """The value of the scheduling knob `name` (`family.what`: "conv.flat_width")
+        for this kernel: `default` unless the settings in force (a tuning database,
+        `relay build --knob`) choose another of `choices`. List every valid value in
+        `choices` (computed for the shapes at hand): the tuner searches exactly those
+        (backend/llvm/knobs.py)."""
+        return knobs.ask(name, default, choices)
 
     # ------------------------------------------------------------ tensors
     def compute(self, shape: Sequence[int], fcompute: Callable[..., Any],

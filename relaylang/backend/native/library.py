@@ -222,6 +222,22 @@ class Library:
         return list(self._kernel_names)
 
     @property
+    def kernel_schedules(self) -> dict[str, tuple[str, dict[str, int]]]:
+        """Per native kernel: (its knob key, the scheduling knobs its loops were made
+        with) (backend/llvm/knobs.py); in mixed mode, of the kernels compiled so far. A
+        native program's kernels are inlined into its functions: see its source's
+        `; schedule` lines."""
+        modules = list(self.modules)
+        if self.mixed is not None:
+            modules += [m for m in self.mixed.kernels.modules if m not in modules]
+        out: dict[str, tuple[str, dict[str, int]]] = {}
+        for m in modules:
+            for info in getattr(m, "infos", ()):
+                if info.knobs or info.knob_key:
+                    out[info.name] = (info.knob_key, dict(info.knobs))
+        return out
+
+    @property
     def mode(self) -> str:
         """"graph" (a plan of kernels), "program" (native functions with their control
         flow) or "mixed" (the interpreter's machine calls the kernels)."""

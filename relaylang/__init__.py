@@ -22,6 +22,7 @@ _LAZY = {
     "create_executor": ("relaylang.backend.build", "create_executor"),
     "build": ("relaylang.backend.build", "build"),
     "profile": ("relaylang.backend.profiler", "profile"),
+    "tune": ("relaylang.backend.tuning.tune", "tune"),
     "prelude": ("relaylang.std", "prelude"),
 }
 
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from .backend import graph_executor, runtime
     from .backend.build import build, create_executor, evaluate
     from .backend.profiler import profile
+    from .backend.tuning.tune import tune
     from .ir.builder import (
         Call,
         Function,

@@ -68,14 +68,28 @@ def _check_target(target: str) -> str:
 
 def build(mod: Any, target: str = "llvm", params: Mapping[str, Any] | None = None,
           cache: bool = True, entry: str = "main", max_depth: int | None = None,
-          timer: BuildTimer | None = None) -> Library:
+          timer: BuildTimer | None = None, tuning_db: str | None = None) -> Library:
     """Compile `mod` (an IRModule, or a Function made `@main`) for `target`.
 
     `params` are bound as constants to the entry's parameters of those names (and removed
     from its parameters). `cache=False` bypasses the on-disk kernel cache. `max_depth`
     bounds pending calls as the interpreter does: given, a program with control flow
     runs in mixed mode (natively compiled programs are bounded by their stack instead,
-    `RecursionTooDeep` when it runs out). `timer` collects the seconds of each phase."""
+    `RecursionTooDeep` when it runs out). `timer` collects the seconds of each phase.
+    `tuning_db`: a database written by `rl.tune` / `relay tune`; its kernels are built
+    with the knob values found for them, the others with the defaults (a database that
+    cannot be read, or one from another CPU, is a `TuningDatabaseWarning`)."""
+    timer = timer or BuildTimer()
+    optimised = prepare(mod, target, params, entry, timer)
+    with _tuned(tuning_db):
+        return build_optimised(optimised, entry=entry, cache=cache, max_depth=max_depth,
+                               timer=timer)
+
+
+def prepare(mod: Any, target: str = "llvm", params: Mapping[str, Any] | None = None,
+            entry: str = "main", timer: BuildTimer | None = None) -> IRModule:
+    """`mod` as `build` compiles it: params bound, typed, through the -O3 pipeline for
+    `target` (the tuner extracts its kernels from the same module)."""
     from ..ir.expr import Function
     from ..ir.module import IRModule
     from ..transform import BindParams
@@ -101,8 +115,24 @@ def build(mod: Any, target: str = "llvm", params: Mapping[str, Any] | None = Non
     if not fully_typed(optimised):
         optimised = infer_types(optimised)
     timer.add("passes", time.perf_counter() - start)
-    return build_optimised(optimised, entry=entry, cache=cache, max_depth=max_depth,
-                           timer=timer)
+    return optimised
+
+
+def _tuned(tuning_db: str | None) -> Any:
+    """The knob settings of `tuning_db` on top of those in force (none: a no-op)."""
+    import contextlib
+
+    from .llvm import knobs
+    if tuning_db is None:
+        return contextlib.nullcontext()
+    from .tuning.database import load
+    db = load(str(tuning_db))
+    if db is None:
+        return contextlib.nullcontext()
+    outer = knobs.current_settings()
+    tuned = db.settings()
+    return knobs.using(knobs.Settings(every=outer.every,
+                                      per_kernel={**outer.per_kernel, **tuned.per_kernel}))
 
 
 def build_optimised(optimised: IRModule, entry: str = "main", cache: bool = True,

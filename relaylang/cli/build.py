@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import warnings
 from typing import Any
 
 from .common import (
@@ -72,6 +73,7 @@ def cmd_build(args: argparse.Namespace) -> int:
             return EXIT_DIAGNOSTICS
         timer.add("params", time.perf_counter() - start)
     from ..backend.llvm import knobs
+    from ..backend.tuning.database import TuningDatabaseWarning
     from ..transform.instruments import PassTimingInstrument
     from ..transform.pass_infra import PassContext
     try:
@@ -83,12 +85,19 @@ def cmd_build(args: argparse.Namespace) -> int:
     instruments = [passes] if args.time else []
     instruments += _pass_progress()
     try:
-        with PassContext(instruments=instruments), knobs.using(settings):
+        with PassContext(instruments=instruments), knobs.using(settings), \
+                warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", TuningDatabaseWarning)
             lib = build(mod, target="llvm", cache=not args.no_cache, entry=args.entry,
-                        timer=timer)
+                        timer=timer, tuning_db=args.tuning_db)
     except DiagnosticError as e:
         print(e.render(color=color()), file=sys.stderr)
         return EXIT_DIAGNOSTICS
+    for w in caught:        # a database that cannot be used: said, not a traceback
+        if issubclass(w.category, TuningDatabaseWarning):
+            print(f"{args.tuning_db}: warning: {w.message}", file=sys.stderr)
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     warn_fallback(args.file, lib)
     _warn_unasked(args.file, settings, lib)
     if args.show_schedule:
@@ -212,6 +221,9 @@ def add_build_parser(sub: Any) -> None:
                    help="a scheduling knob's value for every kernel that has it, e.g. "
                         "schedule.tile_bytes=128 (a value outside a kernel's choices is "
                         "ignored there); repeatable")
+    p.add_argument("--tuning-db", metavar="DB.json",
+                   help="build the kernels `relay tune` tuned with their schedules (a "
+                        "database from another CPU, or unreadable, is a warning)")
     p.add_argument("--show-schedule", action="store_true",
                    help="print each native kernel's scheduling knobs on stderr")
     add_quiet_flag(p)

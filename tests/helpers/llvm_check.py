@@ -152,3 +152,18 @@ def assert_matches_interpreter(text: Any, *args: Any, rtol: float | None = None,
     native = run_native(mod, *args, optimize=optimize)
     _compare(native, expected, rtol, atol)
     return native
+
+
+def set_schedule_default(monkeypatch: Any, name: str, value: int) -> None:
+    """Make `value` the default (and a choice) of the scheduler's knob `name`
+    ("schedule.k_chunk_bytes") for this test: values no host would choose (a 1 KiB K
+    chunk, a parallel minimum of 0) exercise the code paths on small shapes."""
+    from relaylang.backend.llvm import knobs
+    base = knobs.schedule_defaults
+
+    def patched(host: Any) -> dict[str, tuple[int, tuple[int, ...]]]:
+        table = dict(base(host))
+        _, choices = table[name]
+        table[name] = (value, (value,) + tuple(c for c in choices if c != value))
+        return table
+    monkeypatch.setattr(knobs, "schedule_defaults", patched)

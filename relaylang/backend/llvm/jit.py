@@ -11,7 +11,7 @@ from __future__ import annotations
 import ctypes
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -154,8 +154,8 @@ class CompiledModule:
                 optimize(mod)
                 self._optimized_ir = str(mod)
                 self._asm = target_machine().emit_assembly(mod)
-            if fmt == "ll":
-                return self._optimized_ir
+            if fmt == "ll":      # LLVM drops comments: the schedules are stated anew
+                return _schedule_comments(self.infos) + self._optimized_ir
             assert self._asm is not None
             return self._asm
         raise ValueError(f"unknown source format {fmt!r} (ll, ll-raw, asm)")
@@ -217,12 +217,12 @@ def vector_width() -> int:
     return 512 if "+avx512f" in host_features().split(",") else 0
 
 
-def _schedule_comments(prims: list[L.PrimFunc]) -> str:
+def _schedule_comments(kernels: Sequence[L.PrimFunc | KernelInfo]) -> str:
     """`; schedule NAME [KEY]: knob=value ...` per kernel that asked for knobs: the
     choices its loops were made with (knobs.py), readable in `lib.get_source("ll")`."""
     from .knobs import describe
-    lines = [f"; schedule {p.name} [{p.knob_key}]: {describe(dict(p.knobs))}\n"
-             for p in prims if p.knobs]
+    lines = [f"; schedule {k.name} [{k.knob_key}]: {describe(dict(k.knobs))}\n"
+             for k in kernels if k.knobs]
     return "".join(lines)
 
 

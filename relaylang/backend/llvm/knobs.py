@@ -122,7 +122,7 @@ def schedule_defaults(h: Host) -> dict[str, tuple[int, tuple[int, ...]]]:
             max(4, regs - 8), tuple(n for n in (4, 8, 12, 16, 20, 24, 28) if n <= regs - 4)),
         "schedule.row_block_max": (8, (1, 2, 4, 6, 8, 12, 16)),
         "schedule.unroll_max": (4, (1, 2, 4, 8, 16)),
-        "schedule.par_min": (64, (16, 32, 64, 128, 256)),
+        "schedule.par_min": (64, (1, 16, 32, 64, 128, 256)),
         "schedule.prologue_share": (16, (4, 8, 16, 32, 64)),
         "schedule.k_chunk_bytes": (0, (0, h.l1d // 2, h.l1d, h.l2 // 4, h.l2 // 2)),
     }

@@ -27,7 +27,8 @@ kernel instead of by every call (a blocked convolution's or dense's re-laid weig
 So the kernel's inputs are `[leaf[i] for i in leaf_inputs] + [run(p.packer, [leaf[s]
 for s in p.sources]) for p in packed]`. Without constant parameters, or when no stage
 can be packed, the result is the plain `PrimFunc` of today; also when packing would
-shorten the kernel's parallel loop (below both the plain kernel's and `PAR_MIN`): the
+shorten the kernel's parallel loop (below both the plain kernel's and the knob
+`schedule.par_min`): the
 scheduler runs the rest in parallel only behind a prologue of local stages, and the
 packed stage may have been that prologue (a 1x1 convolution, whose input is not padded).
 """
@@ -41,7 +42,7 @@ from ...ir.expr import Call, Constant, Expr, Function, Op, Tuple, TupleGetItem, 
 from ...ir.types import TensorType, TupleType, Type
 from . import knobs
 from . import loop_ir as L
-from .schedule import PAR_MIN, schedule
+from .schedule import schedule
 from .te import LowerContext, LoweringError, Tensor
 
 
@@ -230,7 +231,7 @@ def _packed(b: LowerContext, name: str, params: list[L.Buffer], constant_leaves:
             outs: list[Any], out_bufs: list[L.Buffer]) -> L.PrimFunc | None:
     """The kernel with its constant stages split off into packers (a `PackedPrimFunc`);
     None when no stage can be. The plain kernel instead when the packed one would run a
-    shorter parallel loop (fewer than both the plain one's and `PAR_MIN` iterations): a
+    shorter parallel loop (fewer than both the plain one's and `schedule.par_min` iterations): a
     packed stage was the prologue the scheduler needed to run the rest in parallel
     (`schedule._with_prologue`), and a prologue every thread repeats costs less than a
     serial kernel."""
@@ -247,7 +248,8 @@ def _packed(b: LowerContext, name: str, params: list[L.Buffer], constant_leaves:
     used = {id(x) for e in readers for x in _loads(e)}
     used.update(id(t.buffer) for t in outs if t.kind == "placeholder")
     constants = tuple((buf, d) for buf, d in b.constants if id(buf) in used)
-    if parallel < PAR_MIN:          # only then can the plain kernel be the better one
+    if parallel < knobs.ask_schedule("schedule.par_min"):   # only then can the plain
+        # kernel be the better one
         b.stages = saved_stages
         for t, e in saved_bodies:
             t.body = e

@@ -6,14 +6,14 @@ order, which is dependency order) and the outputs. Each gets one loop nest:
 
 - a plain stage / output: `for i0 .. for in: buf[i] = body`;
 - a reduction whose last spatial axis is the contiguous dimension of the loads that move
-  with the reduction (a sum over rows, a matmul's `b[k, j]`): tiles of `TILE_BYTES` of
+  with the reduction (a sum over rows, a matmul's `b[k, j]`): tiles of `tile_bytes` of
   output columns, `for i..: for jo: acc[T] = init; for k..: for ji: acc[ji] += src;
   buf[i, jo*T + ji] = acc[ji]` (the tile stays in vector registers across the k loop;
   the last partial tile is the last jo iteration). When the source also reads a value
   that moves with the row axis before the columns but not with them (an input pixel,
   a row of `a`) and a vector that moves with the columns but not the row (a weight),
   R rows share one k loop: R tiles, each weight vector loaded once for all of them
-  (`_row_block`: up to `ACCUMULATOR_VECTORS` registers; this took a 3x3 convolution
+  (`_row_block`: up to `accumulator_vectors` registers; this took a 3x3 convolution
   from 75 to 159 GFLOPS on one core). Those two axes then stay inside the parallel
   loop; a lone 2-D reduction runs its blocks of rows in parallel;
 - otherwise (e.g. a sum over the last axis, a dense `w[j, k]`, argmax): a scalar
@@ -25,14 +25,14 @@ spatial dims they share (flattened, dims of extent 1 dropped), when iteration `p
 each nest reads only row `p` of what earlier nests produced (every load of a produced
 buffer indexes those dims with the nest's own axes). Local stages then hold one row
 (`Allocate`s inside the parallel loop: stack allocas of the calling thread). The number
-of dims is the fewest giving `PAR_MIN` iterations, keeping a contiguous innermost
+of dims is the fewest giving `par_min` iterations, keeping a contiguous innermost
 loop where a nest has one (so a batch-1 softmax over (1, 12, 64, 64) runs 768 rows in
 parallel).
 
 Kernels with a prologue (`_with_prologue`): when the nests share no such dims, the
 first stages (locals only: a padded input, a re-laid weight) may be computed whole by
 every call (each `run_range` call, so each thread, into its own locals) before the
-parallel loop over the remaining nests, if they cost at most 1/`PROLOGUE_SHARE` of the
+parallel loop over the remaining nests, if they cost at most 1/`prologue_share` of the
 kernel's work (iterations, times the reduction's). An output that only re-lays out one
 local stage (`out[n, o, h, w] = f(t[n, o / B, h, w, o % B])`, a blocked convolution's
 or dense's epilogue) is then looped in `t`'s order, storing to `out[n, blk*B + oi, h,
@@ -40,14 +40,18 @@ w]`, so that it shares `t`'s leading dims (`_relaid`). When `t` is padded in a b
 dim (a GEMM's panels of 64 columns over N = 1000, or its chunks of rows), the store is
 guarded (`blk*B + oi < N`) and the padding never read back.
 
-K blocking (`K_CHUNK_BYTES`, a knob, off by default: it measured slower without packed
+K blocking (`k_chunk_bytes`, off by default: it measured slower without packed
 activations): a row-blocked sum over one axis can run its reduction in chunks, all the
 row blocks per chunk, the partial sums kept in the result buffer between chunks.
 
 Otherwise a kernel runs serially, except a lone column reduction with one row (a
 column sum, a batch-1 matmul), whose tiles run in parallel, or with rows (a 2-D
 matmul), whose blocks of rows run in parallel.
-The innermost loop is `vectorized` (`unrolled` when its extent is at most 4).
+The innermost loop is `vectorized` (`unrolled` when its extent is at most `unroll_max`).
+
+The numbers named in `backticks` above are scheduling knobs (`knobs.py`, "schedule.*"):
+asked per kernel, their defaults from the host model and their choices in
+`knobs.schedule_defaults`, so that a tuning database (`relay tune`) can set them.
 """
 from __future__ import annotations
 
@@ -55,11 +59,13 @@ import math
 import threading
 from collections.abc import Sequence
 
+from . import knobs
 from . import loop_ir as L
 from .loop_ir import Buffer, Expr, Stmt, Var
 from .te import LowerContext, Tensor
 
-UNROLL_MAX = 4
+def _knob(name: str) -> int:
+    return knobs.ask_schedule(f"schedule.{name}")
 
 
 def _loops(axes: Sequence[Var], body: Stmt, inner_kind: str | None = None) -> Stmt:
@@ -69,7 +75,8 @@ def _loops(axes: Sequence[Var], body: Stmt, inner_kind: str | None = None) -> St
         extent = int(a.extent or 0)
         kind = "serial"
         if pos == 0:
-            kind = inner_kind or ("unrolled" if extent <= UNROLL_MAX else "vectorized")
+            kind = inner_kind or ("unrolled" if extent <= _knob("unroll_max")
+                                  else "vectorized")
         stmt = L.For(a, extent, stmt, kind)
     return stmt
 
@@ -123,12 +130,13 @@ def _acc_dtype(dtype: str) -> str:
     return "float32" if dtype == "float16" else dtype
 
 
-TILE_BYTES = 256        # an accumulator tile of 64 float32 (32 float64) output columns
-PAR_MIN = 64            # a parallel range this long is enough; shorter ones fuse more dims
+# knob tile_bytes: the accumulator tile (default 4 vectors: 64 float32 output columns on
+# AVX-512). knob par_min: a parallel range this long is enough; shorter ones fuse more
+# dims (default 64).
 
 
 def _tile_width(dtype: str) -> int:
-    return max(4, TILE_BYTES // max(1, L.bits(dtype) // 8))
+    return max(4, _knob("tile_bytes") // max(1, L.bits(dtype) // 8))
 
 
 _NAMES = threading.local()     # a counter per schedule() call: names (and so the module
@@ -204,23 +212,22 @@ def _row_block(axes: Sequence[Var], r: L.Reduce) -> int:
         return 1
     acc_dt = _acc_dtype(r.source.dtype)
     width = min(_tile_width(acc_dt), int(j.extent or 0))
-    vectors = max(1, -(-width * max(1, L.bits(acc_dt) // 8) // 64))
-    most = max(1, min(ROW_BLOCK_MAX, ACCUMULATOR_VECTORS // vectors))
+    vectors = max(1, -(-width * max(1, L.bits(acc_dt) // 8) // knobs.host().vector_bytes))
+    most = max(1, min(_knob("row_block_max"), _knob("accumulator_vectors") // vectors))
     blocks = -(-extent // most)
     return -(-extent // blocks)
 
 
-ACCUMULATOR_VECTORS = 24   # vector registers a row-blocked tile may hold (of 32 zmm)
-ROW_BLOCK_MAX = 8
+# knob accumulator_vectors: vector registers a row-blocked tile may hold (default 24 of
+# 32 zmm); knob row_block_max: rows per tile (default 8).
 
 
-# K blocking of row-blocked column reductions (a knob; 0: off, the default). Measured
+# K blocking of row-blocked column reductions (knob k_chunk_bytes; 0: off, the default). Measured
 # on dense with a packed weight, one core: 1024^3 with chunks of 12 / 24 / 64 KiB of
 # weight panel 15.5 / 13.4 / 11.1 ms against 11.0 ms without; 2048^3 with 128 / 256 KiB
 # 84.5 / 81.8 ms against 81.7: the rows of A (not packed) are then read in short
 # strided pieces from L3 for every chunk, which costs more than keeping the panel's
 # chunk in L1 saves.
-K_CHUNK_BYTES = 0
 K_CHUNK_MIN_BLOCKS = 4      # row blocks sharing a chunk for K blocking to pay
 
 
@@ -228,17 +235,18 @@ def _k_chunk(r: L.Reduce, buf: Buffer, acc_dt: str, width: int, nrows: int, rows
              parallel_rows: bool) -> int:
     """The length of a K chunk for a row-blocked column reduction (0: no K blocking):
     when the panel a tile reads over the whole reduction (K x `width` accumulator
-    elements) exceeds `K_CHUNK_BYTES` and at least `K_CHUNK_MIN_BLOCKS` row blocks
-    reuse it, the reduction runs in chunks of `K_CHUNK_BYTES` of panel, all the row
+    elements) exceeds the knob `k_chunk_bytes` and at least `K_CHUNK_MIN_BLOCKS` row blocks
+    reuse it, the reduction runs in chunks of `k_chunk_bytes` of panel, all the row
     blocks per chunk. Only a sum over one axis whose result buffer holds the
     accumulator dtype (the partial sums are stored there between chunks), and not when
     the row blocks are the parallel loop."""
-    if (K_CHUNK_BYTES <= 0 or parallel_rows or r.op != "sum" or len(r.axes) != 1
+    chunk_bytes = _knob("k_chunk_bytes")
+    if (chunk_bytes <= 0 or parallel_rows or r.op != "sum" or len(r.axes) != 1
             or buf.dtype != acc_dt or nrows < rows * K_CHUNK_MIN_BLOCKS):
         return 0
     kext = int(r.axes[0].extent or 0)
     elem = max(1, L.bits(acc_dt) // 8)
-    kc = max(16, K_CHUNK_BYTES // (width * elem))
+    kc = max(16, chunk_bytes // (width * elem))
     if kext < 2 * kc:
         return 0
     nchunks = -(-kext // kc)
@@ -287,7 +295,7 @@ def _tiled_reduce(axes: Sequence[Var], prefix: tuple[Expr, ...], r: L.Reduce,
         accumulators then start from the buffer unless it is the first)."""
         ji = Var(_tmp("ji"), extent=w)
         jexpr = L.binary("add", L.binary("mul", jo, L.const(width, L.INDEX)), ji)
-        kind = "unrolled" if w <= UNROLL_MAX else "vectorized"
+        kind = "unrolled" if w <= _knob("unroll_max") else "vectorized"
         kk: Var | None = None
         if chunk is not None:
             kk = Var(_tmp("kk"), extent=chunk[1])
@@ -551,7 +559,7 @@ def _choose_depth(items: Sequence[_Item]) -> int:
     if size(hi) < 2:
         return 0
     for d in range(1, hi + 1):
-        if size(d) >= PAR_MIN:
+        if size(d) >= _knob("par_min"):
             return d
     return hi
 
@@ -757,13 +765,13 @@ def _lone_reduction(it: _Item) -> tuple[Stmt, int] | None:
 # depthwise 3x3 convolution (input re-laid out in blocks of channels: 1/8.4 of the work)
 # had every thread re-lay out the whole input instead of its own blocks of channels:
 # 256x28x28 took 0.23 ms on 2 threads against 0.16 on one (0.09 at 1/16).
-PROLOGUE_SHARE = 16
+# (knob prologue_share, default 16)
 
 
 def _with_prologue(items: Sequence[_Item]) -> tuple[Stmt, int] | None:
     """Stages a parallel loop cannot share (a padded input, a re-laid weight) computed
     whole by every call into its own locals, then the remaining nests in one parallel
-    loop, when those stages cost at most 1/PROLOGUE_SHARE of the kernel's work. With
+    loop, when those stages cost at most 1/`prologue_share` of the kernel's work. With
     no such stage (m = 0: a weight packed at build time), an epilogue relaid in its
     stage's order may still give the nests a shared parallel loop."""
     total = sum(_work(it) for it in items)
@@ -773,7 +781,7 @@ def _with_prologue(items: Sequence[_Item]) -> tuple[Stmt, int] | None:
         pro, main = items[:m], list(items[m:])
         if not all(it.local for it in pro):
             break
-        if sum(_work(it) for it in pro) * PROLOGUE_SHARE > total:
+        if sum(_work(it) for it in pro) * _knob("prologue_share") > total:
             break
         depth = _choose_depth(main)
         if not depth:
@@ -789,7 +797,7 @@ def _with_prologue(items: Sequence[_Item]) -> tuple[Stmt, int] | None:
         extent = lone[1] if lone is not None else math.prod(main[0].shape[:depth])
         if best is None or extent > best[0]:
             best = (extent, m, main, depth, lone)
-        if extent >= PAR_MIN:
+        if extent >= _knob("par_min"):
             break       # the fewest prologue stages giving a long enough parallel loop
     if best is None:
         return None

@@ -35,8 +35,8 @@ CONVS = [
 
 @pytest.fixture
 def force_packing(monkeypatch):
-    from relaylang.backend.llvm import lower
-    monkeypatch.setattr(lower, "PAR_MIN", 0)
+    from llvm_check import set_schedule_default
+    set_schedule_default(monkeypatch, "schedule.par_min", 0)
 
 
 def _rand(shape, dtype, seed=0):
@@ -201,8 +201,10 @@ def test_constant_of_a_kernel_without_packable_stage_is_untouched():
 def test_packing_keeps_the_parallel_loop():
     """A 1x1 convolution has no padded input: its re-laid weight is the prologue that
     lets the scheduler run the rest in parallel. Packed, the kernel keeps a parallel loop
-    at least as long (or `PAR_MIN`), else it is not packed; either way it is right."""
-    from relaylang.backend.llvm.schedule import PAR_MIN
+    at least as long (or the knob `schedule.par_min`), else it is not packed; either way
+    it is right."""
+    from relaylang.backend.llvm.knobs import host, schedule_defaults
+    par_min = schedule_defaults(host())["schedule.par_min"][0]
     text = ('#[version = "0.0.5"]\ndef @main(%x: Tensor[(1, 32, 28, 28), float32], '
             "%w: Tensor[(64, 32, 1, 1), float32]) { nn.conv2d(%x, %w, channels=64, "
             "kernel_size=[1, 1]) }")
@@ -211,7 +213,7 @@ def test_packing_keeps_the_parallel_loop():
     plain = lower_primitive(fn, name="k")
     prim = lower_primitive(fn, name="k", constant_params=frozenset({1}))
     assert plain.parallel_extent > 1
-    assert prim.parallel_extent >= min(plain.parallel_extent, PAR_MIN)
+    assert prim.parallel_extent >= min(plain.parallel_extent, par_min)
     x, w = _rand((1, 32, 28, 28), "float32", 1), _rand((64, 32, 1, 1), "float32", 2)
     lib = rl.build(mod, target="llvm", params={"w": w})
     _close(lib(x), rl.evaluate(mod, x, w), "float32")

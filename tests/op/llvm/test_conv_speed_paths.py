@@ -4,7 +4,7 @@
   wide: the direct form (each parallel iteration pads its own channel);
 - other depthwise (strided, narrow, multiplier 2): blocks of channels or the generic
   direct reduction;
-- the scheduler's prologue rule (`PROLOGUE_SHARE`): a blocked depthwise layer's input
+- the scheduler's prologue rule (the knob `schedule.prologue_share`): a blocked depthwise layer's input
   re-layout is shared by channel blocks, not repeated by every thread;
 - blocked convolutions with outputs at most `FLAT_PIXELS_MAX_WIDTH` wide and at least
   `FLAT_PIXELS_MIN_BLOCKS` (batch x channel blocks): the output pixels flattened, the

@@ -182,11 +182,11 @@ def test_constant_weights_are_packed(dtype: str) -> None:
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int32"])
 def test_k_blocking_knob(dtype: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`schedule.K_CHUNK_BYTES` (off by default): the reduction in chunks, every row
+    """The knob `schedule.k_chunk_bytes` (off by default): the reduction in chunks, every row
     block per chunk, partial sums through the result buffer (first chunk, a loop of
     middle ones, a shorter last one)."""
-    from relaylang.backend.llvm import schedule
-    monkeypatch.setattr(schedule, "K_CHUNK_BYTES", 1024)
+    from llvm_check import set_schedule_default
+    set_schedule_default(monkeypatch, "schedule.k_chunk_bytes", 1024)
     shapes = {"x": (40, 50), "w": (70, 50), "b": (50, 64), "p": (2, 41, 50),
               "q": (2, 50, 40)}
     text = _program(shapes, dtype, ["nn.dense(%x, %w, units=None)"])

@@ -1,0 +1,226 @@
+"""`rl.tune`: search each kernel's schedule, keep the best in a database.
+
+    report = rl.tune(mod, params=params, trials=200, db="tuning.json", timeout_s=1200)
+    print(report.table())
+    lib = rl.build(mod, target="llvm", params=params, tuning_db="tuning.json")
+
+The tasks are the model's distinct kernels (`tasks.extract_tasks`). Each task's default
+schedule is measured first; the remaining trials are shared out by each task's share of
+the model's time (its default time x how many times the model runs it), and the tasks
+are searched in that order (`search.search`), so that a timeout or an interrupt leaves
+the kernels that matter most tuned. Every candidate's outputs are compared with the
+default schedule's on the same inputs; one that differs is rejected (and reported: it is
+a compiler bug). After each task the database is written (`database.Database.save`),
+keeping what earlier runs found for other kernels and for this one when it was faster.
+A record is kept only when the tuned schedule beats the default by `MIN_GAIN` (timing
+noise is not a schedule).
+
+With `end_to_end` (the default) the report also times the whole model built with the
+default schedules and with the database, side by side (interleaved runs, medians).
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ...ir import progress
+from .database import Database, Record, load
+from .measure import Bench, same_values
+from .search import Trial, search
+from .tasks import Task, extract_tasks
+
+MIN_GAIN = 0.03        # a schedule must be 3% faster than the default to be recorded
+
+
+@dataclass
+class KernelResult:
+    name: str
+    key: str
+    ops: list[str]
+    weight: int
+    default_ms: float
+    tuned_ms: float
+    trials: int
+    knobs: dict[str, int]
+    rejected: list[str] = field(default_factory=list)
+
+    @property
+    def speedup(self) -> float:
+        return self.default_ms / self.tuned_ms if self.tuned_ms > 0 else 1.0
+
+
+@dataclass
+class TuningReport:
+    kernels: list[KernelResult]
+    db: str
+    model_default_ms: float | None = None
+    model_tuned_ms: float | None = None
+    seconds: float = 0.0
+
+    def table(self) -> str:
+        head = ("kernel", "runs", "default ms", "tuned ms", "speedup", "trials")
+        rows = [(k.name, str(k.weight), f"{k.default_ms:.4f}", f"{k.tuned_ms:.4f}",
+                 f"{k.speedup:.2f}x", str(k.trials)) for k in self.kernels]
+        widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+                  for i, h in enumerate(head)]
+
+        def line(cells: tuple[str, ...]) -> str:
+            return "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                             for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+        out = [line(head), "-" * len(line(head))] + [line(r) for r in rows]
+        for k in self.kernels:
+            for why in k.rejected:
+                out.append(f"rejected for {k.name}: {why}")
+        if self.model_default_ms is not None and self.model_tuned_ms is not None:
+            gain = self.model_default_ms / self.model_tuned_ms if self.model_tuned_ms else 1.0
+            out.append(f"model: {self.model_default_ms:.4f} ms with the default schedules, "
+                       f"{self.model_tuned_ms:.4f} ms tuned ({gain:.2f}x)")
+        out.append(f"tuned in {self.seconds:.1f} s; database: {self.db}")
+        return "\n".join(out) + "\n"
+
+
+def tune(mod: Any, params: Mapping[str, Any] | None = None, trials: int = 64,
+         db: str = "tuning.json", timeout_s: float | None = None, entry: str = "main",
+         target: str = "llvm", seed: int = 0, end_to_end: bool = True) -> TuningReport:
+    """Tune the kernels of `mod` (see the module docstring); `trials` is the total number of
+    schedules measured over all kernels, `timeout_s` a bound on the whole search."""
+    start = time.perf_counter()
+    deadline = start + timeout_s if timeout_s else math.inf
+    if trials < 1:
+        raise ValueError(f"trials must be at least 1, not {trials}")
+    tasks = extract_tasks(mod, params, entry, target)
+    database = load(db, for_writing=True) or Database()
+    benches = {t.key: Bench(t, seed) for t in tasks}
+    baselines: dict[str, Any] = {}
+    with progress.begin("measuring default kernels", total=len(tasks), unit="kernel") as bar:
+        for t in tasks:
+            baselines[t.key] = benches[t.key].run(t.defaults)
+            bar.update(1)
+    shares = {t.key: baselines[t.key].ms * t.weight for t in tasks}
+    budgets = _share_out(tasks, shares, max(0, trials - len(tasks)))
+    order = sorted(tasks, key=lambda t: -shares[t.key])
+    results: list[KernelResult] = []
+    with progress.begin("tuning", total=max(trials, len(tasks)), unit="trial") as bar:
+        bar.update(len(tasks))
+        for task in order:
+            if time.perf_counter() >= deadline:
+                break
+            result = _tune_task(task, benches[task.key], baselines[task.key],
+                                1 + budgets[task.key], seed, deadline, bar)
+            results.append(result)
+            _record(database, task, result)
+            database.save(db)
+    for task in order[len(results):]:           # not reached before the deadline
+        base = baselines[task.key]
+        results.append(KernelResult(task.name, task.key, task.ops, task.weight, base.ms,
+                                    base.ms, 1, dict(base.schedule)))
+    report = TuningReport(results, db)
+    if end_to_end:
+        report.model_default_ms, report.model_tuned_ms = compare_builds(
+            mod, params, db, entry, target)
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def _share_out(tasks: list[Task], shares: dict[str, float], extra: int) -> dict[str, int]:
+    """`extra` trials split by share of the model's time (largest remainders), none to a
+    task whose space has only its default."""
+    room = {t.key: max(0, t.size - 1) for t in tasks}
+    total = sum(shares[t.key] for t in tasks if room[t.key]) or 1.0
+    want = {t.key: extra * shares[t.key] / total if room[t.key] else 0.0 for t in tasks}
+    out = {k: min(room[k], int(w)) for k, w in want.items()}
+    left = extra - sum(out.values())
+    for k in sorted(want, key=lambda k: -(want[k] - int(want[k]))):
+        if left <= 0:
+            break
+        if out[k] < room[k]:
+            out[k] += 1
+            left -= 1
+    return out
+
+
+def _tune_task(task: Task, bench: Bench, base: Any, budget: int, seed: int,
+               deadline: float, bar: Any) -> KernelResult:
+    by_schedule: dict[tuple, float] = {base.schedule: base.ms}
+    rejected: list[str] = []
+    best = (base.ms, dict(base.schedule))
+    count = 0
+
+    def measure(values: dict[str, int]) -> Trial:
+        nonlocal best, count
+        count += 1
+        if count == 1:
+            return Trial((), base.ms)          # the default, measured already
+        bar.update(1)
+        try:
+            m = bench.run(values)
+        except Exception as e:  # noqa: BLE001 -- a candidate failing to build is a result
+            rejected.append(f"{_show(values)}: {type(e).__name__}: {e}")
+            return Trial((), math.inf, "failed")
+        if m.schedule in by_schedule:
+            return Trial((), by_schedule[m.schedule], "same kernel")
+        why = same_values(m.outputs, base.outputs)
+        if why:
+            rejected.append(f"{_show(values)}: {why}")
+            by_schedule[m.schedule] = math.inf
+            return Trial((), math.inf, why)
+        by_schedule[m.schedule] = m.ms
+        if m.ms < best[0]:
+            best = (m.ms, dict(m.schedule))
+            bar.update(0, note=f"{task.name} {base.ms / m.ms:.2f}x")
+        return Trial((), m.ms)
+
+    trials = search(task.space, task.defaults, budget, measure, seed,
+                    stop=lambda: time.perf_counter() >= deadline)
+    return KernelResult(task.name, task.key, task.ops, task.weight, base.ms, best[0],
+                        len(trials), best[1], rejected)
+
+
+def _record(database: Database, task: Task, result: KernelResult) -> None:
+    """Keep the tuned schedule when it beat the default by MIN_GAIN and no earlier run
+    recorded a faster one (a run that found nothing better leaves the record alone)."""
+    if result.tuned_ms > result.default_ms * (1 - MIN_GAIN):
+        return
+    old = database.kernels.get(task.key)
+    if old is not None and 0 < old.tuned_ms <= result.tuned_ms:
+        return
+    database.kernels[task.key] = Record(task.name, task.ops, result.knobs, result.default_ms,
+                                       result.tuned_ms, result.trials)
+
+
+def _show(values: dict[str, int]) -> str:
+    from ..llvm.knobs import describe
+    return describe(values)
+
+
+def compare_builds(mod: Any, params: Mapping[str, Any] | None, db: str, entry: str = "main",
+                   target: str = "llvm", rounds: int = 15) -> tuple[float, float]:
+    """Median ms per run of the model built with the default schedules and with `db`,
+    timed in alternation on the same random inputs."""
+    from ..build import build
+    from ..native.kernels import flat_types
+    default = build(mod, target, params=params, entry=entry)
+    tuned = build(mod, target, params=params, entry=entry, tuning_db=db)
+    rng = np.random.default_rng(0)
+    args = []
+    for _, ty in default.entry_params(entry):
+        leaves = [rng.standard_normal(tuple(int(d) for d in t.shape)).astype(t.dtype)
+                  if np.dtype(t.dtype).kind == "f"
+                  else rng.integers(0, 4, size=tuple(int(d) for d in t.shape)).astype(t.dtype)
+                  for t in flat_types(ty)]
+        args.append(leaves[0] if len(leaves) == 1 else tuple(leaves))
+    libs = [default, tuned]
+    for lib in libs:
+        lib[entry](*args)
+    times: list[list[float]] = [[], []]
+    for _ in range(rounds):
+        for i, lib in enumerate(libs):
+            t0 = time.perf_counter()
+            lib[entry](*args)
+            times[i].append(time.perf_counter() - t0)
+    return float(np.median(times[0])) * 1e3, float(np.median(times[1])) * 1e3

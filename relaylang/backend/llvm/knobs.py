@@ -94,9 +94,6 @@ def _cache_sizes(root: str = "/sys/devices/system/cpu/cpu0/cache") -> dict[int, 
 def host() -> Host:
     """The host's model (read once)."""
     import llvmlite.binding as llvm
-
-    from .jit import _init
-    _init()
     features = set(llvm.get_host_cpu_features().flatten().split(","))
     if "+avx512f" in features:
         vector_bytes, registers = 64, 32

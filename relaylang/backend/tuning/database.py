@@ -63,9 +63,7 @@ def host_identity() -> dict[str, Any]:
     """What a schedule's speed depends on: the CPU's name and features."""
     import llvmlite.binding as llvm
 
-    from ..llvm.jit import _init
     from ..llvm.knobs import host
-    _init()
     return {"cpu": llvm.get_host_cpu_name(), "features": llvm.get_host_cpu_features().flatten(),
             "vector_bytes": host().vector_bytes}
 

@@ -12,8 +12,9 @@ the kernels that matter most tuned. Every candidate's outputs are compared with 
 default schedule's on the same inputs; one that differs is rejected (and reported: it is
 a compiler bug). After each task the database is written (`database.Database.save`),
 keeping what earlier runs found for other kernels and for this one when it was faster.
-A record is kept only when the tuned schedule beats the default by `MIN_GAIN` (timing
-noise is not a schedule).
+A search's winner is timed again against the default, alternately (`VALIDATE` times
+each), and recorded only when it still beats it by `MIN_GAIN` (timing noise is not a
+schedule).
 
 With `end_to_end` (the default) the report also times the whole model built with the
 default schedules and with the database, side by side (interleaved runs, medians).
@@ -35,6 +36,7 @@ from .search import Trial, search
 from .tasks import Task, extract_tasks
 
 MIN_GAIN = 0.03        # a schedule must be 3% faster than the default to be recorded
+VALIDATE = 3           # alternate timings of the winner and the default before keeping it
 
 
 @dataclass
@@ -177,8 +179,19 @@ def _tune_task(task: Task, bench: Bench, base: Any, budget: int, seed: int,
 
     trials = search(task.space, task.defaults, budget, measure, seed,
                     stop=lambda: time.perf_counter() >= deadline)
-    return KernelResult(task.name, task.key, task.ops, task.weight, base.ms, best[0],
-                        len(trials), best[1], rejected)
+    default_ms, tuned_ms, knobs = base.ms, best[0], best[1]
+    if knobs != dict(base.schedule):
+        # the search's best of many noisy times is optimistic: the winner and the
+        # default are timed again, alternately, and the winner kept only if it still wins
+        d, t = [], []
+        for _ in range(VALIDATE):
+            d.append(bench.run(task.defaults).ms)
+            t.append(bench.run(knobs).ms)
+        default_ms, tuned_ms = float(np.median(d)), float(np.median(t))
+        if tuned_ms > default_ms * (1 - MIN_GAIN):
+            tuned_ms, knobs = default_ms, dict(base.schedule)
+    return KernelResult(task.name, task.key, task.ops, task.weight, default_ms, tuned_ms,
+                        len(trials), knobs, rejected)
 
 
 def _record(database: Database, task: Task, result: KernelResult) -> None:

@@ -131,3 +131,18 @@ def test_cli_knob_and_show_schedule(tmp_path, capsys):
     code = main(["build", str(src), "-o", str(out), "--knob", "schedule.tile_bytes"])
     err = capsys.readouterr().err
     assert code == 1 and "expected NAME=INTEGER" in err and "Traceback" not in err
+
+
+def test_vector_bits_knob_reaches_the_code_generator():
+    if knobs.host().vector_bytes != 64:
+        pytest.skip("the vector width is a choice on AVX-512 hosts only")
+    mod, x, w = _mlp()
+    with knobs.using(knobs.Settings(every={"schedule.vector_bits": 256})):
+        lib = rl.build(mod, target="llvm", params={"w": w}, cache=False)
+    (name, (_, values)), = lib.kernel_schedules.items()
+    assert values["schedule.vector_bits"] == 256
+    raw = "\n".join(m.get_source("ll-raw") for m in lib.modules)
+    define = next(ln for ln in raw.splitlines() if ln.startswith("define") and f'@"{name}"' in ln
+                  or ln.startswith("define") and f"@{name}(" in ln)
+    assert '"prefer-vector-width"="256"' in define
+    np.testing.assert_allclose(lib(x), np.maximum(x @ w.T, 0), rtol=1e-5, atol=1e-5)

@@ -232,11 +232,21 @@ def module_ir(prims: list[L.PrimFunc]) -> str:
     mod.triple = tm.triple
     mod.data_layout = str(tm.target_data)
     text = _schedule_comments(prims) + str(mod)
-    width = vector_width()
-    if width:    # a string attribute llvmlite.ir cannot spell, on every function
-        text = re.sub(r"^(define [^\n]*\))( nounwind)?\n\{",
-                      lambda m: f'{m.group(1)} nounwind "prefer-vector-width"="{width}"\n{{',
-                      text, flags=re.MULTILINE)
+    default = vector_width()
+    # a kernel's own width (its knob schedule.vector_bits) on its entry and __impl
+    widths = {}
+    for p in prims:
+        bits = dict(p.knobs).get("schedule.vector_bits", default)
+        widths[p.name] = widths[f"{p.name}__impl"] = bits
+
+    def attribute(m: re.Match) -> str:
+        width = widths.get(m.group(2), default)
+        if not width:
+            return m.group(0)
+        return f'{m.group(1)} nounwind "prefer-vector-width"="{width}"\n{{'
+    # a string attribute llvmlite.ir cannot spell, on every function
+    text = re.sub(r'^(define [^\n]*@"?([\w.$]+)"?\([^\n]*\))( nounwind)?\n\{', attribute,
+                  text, flags=re.MULTILINE)
     return text
 
 

@@ -29,6 +29,7 @@ features: AVX-512 has 32 registers of 64 bytes, AVX2 16 of 32) and the cache siz
                                  values and the weight vectors
   schedule.k_chunk_bytes         0 (off: measured slower with unpacked activations, see
                                  schedule.py); its choices are fractions of L1 and L2
+  schedule.vector_bits           512 with AVX-512 (256 the other choice), else LLVM's own
 """
 from __future__ import annotations
 
@@ -122,6 +123,9 @@ def schedule_defaults(h: Host) -> dict[str, tuple[int, tuple[int, ...]]]:
         "schedule.par_min": (64, (1, 16, 32, 64, 128, 256)),
         "schedule.prologue_share": (16, (4, 8, 16, 32, 64)),
         "schedule.k_chunk_bytes": (0, (0, h.l1d // 2, h.l1d, h.l2 // 4, h.l2 // 2)),
+        # the vectors LLVM's vectoriser prefers (0: its own choice): AVX-512 hosts may
+        # also take 256 bits (a memory-bound kernel can run as fast with half the width)
+        "schedule.vector_bits": (512, (256, 512)) if v == 64 else (0, (0,)),
     }
 
 

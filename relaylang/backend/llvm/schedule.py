@@ -815,6 +815,7 @@ def schedule(b: LowerContext, outputs: Sequence[Tensor], out_buffers: Sequence[B
     """The body of the PrimFunc writing `outputs` into `out_buffers`, and the extent of
     its parallel loop (1 when there is none)."""
     _NAMES.n = 0
+    _knob("vector_bits")          # read by the code generator (jit.module_ir)
     direct: dict[int, Buffer] = {}          # id(stage Tensor) -> output buffer it writes
     for t, ob in zip(outputs, out_buffers):
         if (t.kind == "stage" and id(t) not in direct and t.buffer is not None

@@ -12,7 +12,8 @@ effect (`pure_value` of relaylang/ir/normal_forms.py, conservative: references,
 stateful operators, calls of globals or closures, `match?` and nested `let`s count
 as effects; building a closure does not). Dropping `%b` above leaves `%a` unused,
 so it goes too: uses are counted once, then a dead value's uses are taken back
-(reference counting with a worklist), innermost `let` first.
+(reference counting with a worklist), innermost `let` first. A recursive closure whose
+only uses are its own calls is dead as well.
 
 `inline_once=True` also replaces a variable used exactly once by its pure value
 (TVM's `inline_once`), unless the use is inside a closure defined in the body
@@ -60,9 +61,20 @@ def dead_code_elimination(expr: Expr, inline_once: bool = False) -> Expr:
     for node in facts.order:            # innermost let first: its death may kill outer ones
         if not isinstance(node, Let) or uses.get(id(node), 0) == 0:
             continue                    # not a let, or already unreachable
-        if uses.get(id(node.var), 0) == 0 and pure_value(node.value, op_is_stateful, facts.pure):
+        if not pure_value(node.value, op_is_stateful, facts.pure):
+            continue
+        if uses.get(id(node.var), 0) == 0:
             dropped.add(id(node))
             _release(node.value, uses)
+        elif facts.recursive(node):
+            # a recursive closure used only by itself is dead too (TVM's
+            # test_dead_recursion): release its value on a copy of the counts; if that
+            # takes every use of the variable, the uses were all its own
+            trial = dict(uses)
+            _release(node.value, trial)
+            if trial.get(id(node.var), 0) == 0:
+                dropped.add(id(node))
+                uses = trial
     inlined: dict[int, Let] = {}        # id(var) -> its let, for lets inlined at the use
     if inline_once:
         for node in facts.order:

@@ -7,8 +7,9 @@
 The tasks are the model's distinct kernels (`tasks.extract_tasks`). Each task's default
 schedule is measured first; the remaining trials are shared out by each task's share of
 the model's time (its default time x how many times the model runs it), and the tasks
-are searched in that order (`search.search`), so that a timeout or an interrupt leaves
-the kernels that matter most tuned. Every candidate's outputs are compared with the
+are searched in that order (`search.search`), so that an interrupt leaves the kernels
+that matter most tuned; with `timeout_s` each task also gets its share of the time that
+is left when it starts. Every candidate's outputs are compared with the
 default schedule's on the same inputs; one that differs is rejected (and reported: it is
 a compiler bug). After each task the database is written (`database.Database.save`),
 keeping what earlier runs found for other kernels and for this one when it was faster.
@@ -109,11 +110,18 @@ def tune(mod: Any, params: Mapping[str, Any] | None = None, trials: int = 64,
     results: list[KernelResult] = []
     with progress.begin("tuning", total=max(trials, len(tasks)), unit="trial") as bar:
         bar.update(len(tasks))
+        left = sum(shares.values())
         for task in order:
-            if time.perf_counter() >= deadline:
+            now = time.perf_counter()
+            if now >= deadline:
                 break
+            # a time budget shares out the time that is left as trials are shared out
+            share = shares[task.key] / left if left > 0 else 1.0
+            left -= shares[task.key]
+            task_deadline = min(deadline, now + (deadline - now) * share) \
+                if math.isfinite(deadline) else deadline
             result = _tune_task(task, benches[task.key], baselines[task.key],
-                                1 + budgets[task.key], seed, deadline, bar)
+                                1 + budgets[task.key], seed, task_deadline, bar)
             results.append(result)
             _record(database, task, result)
             database.save(db)

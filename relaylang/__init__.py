@@ -23,6 +23,9 @@ _LAZY = {
     "build": ("relaylang.backend.build", "build"),
     "profile": ("relaylang.backend.profiler", "profile"),
     "tune": ("relaylang.backend.tuning.tune", "tune"),
+    "register_func": ("relaylang.op.extern.functions", "register_func"),
+    "get_global_func": ("relaylang.op.extern.functions", "get_global_func"),
+    "register_extern_op": ("relaylang.op.extern", "register_extern_op"),
     "prelude": ("relaylang.std", "prelude"),
 }
 
@@ -45,6 +48,8 @@ if TYPE_CHECKING:
     from .backend.build import build, create_executor, evaluate
     from .backend.profiler import profile
     from .backend.tuning.tune import tune
+    from .op.extern import register_extern_op
+    from .op.extern.functions import get_global_func, register_func
     from .ir.builder import (
         Call,
         Function,

@@ -115,16 +115,23 @@ def register_op(opdef: OpDef) -> OpDef:
     return opdef
 
 
+def unregister_op(name: str) -> None:
+    """Forget the op `name` (an op registered at run time: `rl.register_extern_op`)."""
+    _OPS.pop(name, None)
+    _OP_NODES.pop(name, None)
+
+
 def declare_op(name: str, *, inputs: tuple[str, ...] = (), attrs: type[Attrs] | None = None,
                rel: Callable[..., Any] | None = None,
                pattern: OpPattern = OpPattern.OPAQUE, layout: str | None = None,
                scale_axis: str | None = None, fast_math: str | None = None,
                non_computational: bool = False, stateful: bool = False, doc: str = "",
                kernel: Callable[..., Any] | None = None,
-               package: str | None = None) -> OpDef:
+               package: str | None = None, variadic: bool = False) -> OpDef:
     """Declare and register the op `name`, once, with everything about it (see `OpDef`).
 
-    `inputs` are TVM's `.add_argument` names (their count is the arity). The kernel is
+    `inputs` are TVM's `.add_argument` names (their count is the arity); `variadic`: any
+    number of inputs, unnamed (`call_dps_packed(%x, %w, %b, func=...)`). The kernel is
     the numpy implementation registered with `@implement(name)` in the family's
     `numpy_kernels` module, imported on the kernel's first call; pass `kernel=` to give
     one directly. `package` defaults to the package of the calling module (the family).
@@ -133,7 +140,7 @@ def declare_op(name: str, *, inputs: tuple[str, ...] = (), attrs: type[Attrs] | 
         caller = sys._getframe(1).f_globals
         package = caller.get("__package__") or caller.get("__name__", "")
     return register_op(OpDef(
-        name, len(inputs), attrs=attrs, type_rel=rel,
+        name, -1 if variadic else len(inputs), attrs=attrs, type_rel=rel,
         kernel=kernel if kernel is not None else _numpy_kernel(name), pattern=pattern,
         stateful=stateful, doc=doc, input_names=tuple(inputs), layout=layout,
         scale_axis=scale_axis, fast_math=fast_math, non_computational=non_computational,

@@ -74,7 +74,7 @@ def test_every_op_builds_a_call_of_itself(name: str) -> None:
     opdef = get_op_def(name)
     call, required = build_minimal(opdef)
     assert isinstance(call, Call) and call.op is get(name)
-    assert len(call.args) == opdef.num_inputs
+    assert len(call.args) == max(opdef.num_inputs, 0)      # variadic: built with none
     assert all(isinstance(a, Var) for a in call.args)
     assert [a.name_hint for a in call.args] == list(opdef.input_names)
     if opdef.attrs is None:
@@ -99,7 +99,10 @@ def test_every_builder_is_reachable_documented_and_named(name: str) -> None:
     if opdef.doc.strip():
         assert opdef.doc.strip() in fn.__doc__
     params = inspect.signature(fn).parameters
-    assert list(params)[:opdef.num_inputs] == list(opdef.input_names)
+    if opdef.num_inputs < 0:        # variadic: every positional argument is an input
+        assert next(iter(params.values())).kind is inspect.Parameter.VAR_POSITIONAL
+    else:
+        assert list(params)[:opdef.num_inputs] == list(opdef.input_names)
     attrs = [p for p in params.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
     if opdef.attrs is not None:
         fields = [f.name for f in dataclasses.fields(opdef.attrs)
@@ -131,6 +134,9 @@ TYPED: list[tuple[str, list[Any], dict[str, Any], Any]] = [
     ("nn.conv2d", [T((1, 3, 8, 8)), T((4, 3, 3, 3))], {"strides": (2, 2), "padding": (1, 1)},
      T((1, 4, 4, 4))),
     ("nn.conv3d", [T((1, 2, 4, 4, 4)), T((3, 2, 2, 2, 2))], {"dilation": (1, 2, 1)}, None),
+    ("nn.contrib_conv2d_NCHWc", [T((1, 2, 6, 6, 8)), T((3, 2, 3, 3, 8, 16))],
+     {"padding": (1, 1), "data_layout": "NCHW8c", "kernel_layout": "OIHW8i16o",
+      "out_layout": "NCHW16c"}, T((1, 3, 6, 6, 16))),
     ("nn.conv1d_transpose", [T((1, 2, 5)), T((2, 3, 3))], {"strides": (2,)}, None),
     ("nn.conv2d_transpose", [T((1, 4, 3, 3)), T((4, 2, 3, 3))],
      {"strides": (2, 2), "output_padding": (1, 1), "groups": 2}, None),
@@ -142,6 +148,8 @@ TYPED: list[tuple[str, list[Any], dict[str, Any], Any]] = [
     ("nn.bias_add", [T((2, 3, 4)), V3], {}, T((2, 3, 4))),
     ("nn.leaky_relu", [T((2, 3))], {"alpha": 0.2}, T((2, 3))),
     ("nn.prelu", [T((2, 3)), V3], {}, T((2, 3))),
+    ("nn.cross_entropy", [T((2, 3)), T((2, 3))], {}, T(())),
+    ("nn.cross_entropy_with_logits", [T((2, 3)), T((2, 3))], {}, T(())),
     ("nn.softmax", [T((2, 3))], {"axis": 1}, T((2, 3))),
     ("nn.fast_softmax", [T((2, 3))], {"axis": 0}, T((2, 3))),
     ("nn.log_softmax", [T((2, 3), "float64")], {}, T((2, 3), "float64")),
@@ -259,6 +267,8 @@ TYPED: list[tuple[str, list[Any], dict[str, Any], Any]] = [
                           [T((2,)), S]], {}, TupleType(())),
     ("call_lowered", [FuncType((T((2,)), T((2,), "int32")), T((2,))), [T((2,)), T((2,), "int32")]],
      {}, T((2,))),
+    ("call_dps_packed", [T((2, 3)), T((3,), "int32")],
+     {"func": "env.f", "out_shape": (4,), "out_dtype": "float64"}, T((4,), "float64")),
     # The dyn family: shapes as tensors; results `?` (checked in test_dyn_ops.py).
     ("dyn.reshape", [T((2, 3, 4)), T((2,), "int64")], {"allowzero": True}, None),
     ("dyn.broadcast_to", [T((3, 1)), T((3,), "int32")], {}, None),

@@ -30,7 +30,7 @@ def cmd_test(args: argparse.Namespace) -> int:
     if not files:
         print("relay test: error: no .relay test files found", file=sys.stderr)
         return 1
-    passed = failed = 0
+    passed = failed = noted = 0
     for path in track(files, "golden files", unit="file"):
         try:
             outcome = run_file(path, update=args.update)
@@ -44,13 +44,18 @@ def cmd_test(args: argparse.Namespace) -> int:
             continue
         for diff in outcome.updates:
             write(diff.removesuffix("\n"), sys.stdout)
+        for case in outcome.new_diagnostics:
+            write(f"NOTE {path} {case.name}: its diagnostics were recorded as expected in "
+                  f"{path.with_suffix('.err').name}; check that they are meant", sys.stdout)
+            noted += 1
         for case, problems in outcome.failures:
             lines = [f"FAIL {path} {case.name}"]
             lines += ["  " + problem.rstrip().replace("\n", "\n  ") for problem in problems]
             write("\n".join(lines), sys.stdout)
         passed += outcome.passed
         failed += len(outcome.failures)
-    print(f"{passed} passed, {failed} failed")
+    extra = f" ({noted} with newly recorded diagnostics)" if noted else ""
+    print(f"{passed} passed, {failed} failed{extra}")
     return 1 if failed else 0
 
 

@@ -96,6 +96,9 @@ class FileOutcome:
     failures: list[tuple[Case, list[str]]]
     passed: int
     updates: list[str] = field(default_factory=list)   # diffs of rewritten expected files
+    # cases whose diagnostics `--update` wrote anew: a case that stopped parsing would
+    # otherwise pass silently with its errors recorded as expected
+    new_diagnostics: list[Case] = field(default_factory=list)
 
 
 def run_file(path: Path, update: bool = False) -> FileOutcome:
@@ -104,7 +107,10 @@ def run_file(path: Path, update: bool = False) -> FileOutcome:
     runs = [run_case(c) for c in cases]
     outcome = FileOutcome(path, [], 0)
     if update:
+        before = expected_sections(path, ".err", len(cases))
         outcome.updates = _update(path, runs)
+        outcome.new_diagnostics = [r.case for r, old in zip(runs, before)
+                                   if r.stderr and r.stderr != old]
     outs = expected_sections(path, ".out", len(cases))
     errs = expected_sections(path, ".err", len(cases))
     for run, out, err in zip(runs, outs, errs):

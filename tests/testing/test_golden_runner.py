@@ -191,6 +191,8 @@ def test_update_writes_out_and_err_then_cases_pass(tmp_path: Path) -> None:
     assert first.passed == 0 and "no CHECK lines and no .out file" in problems(first)
     updated = run_file(path, update=True)
     assert updated.passed == 2 and len(updated.updates) == 2
+    assert [c.name for c in updated.new_diagnostics] == [updated.new_diagnostics[0].name]
+    assert run_file(path, update=True).new_diagnostics == []    # recorded already
     assert (tmp_path / "t.out").read_text() == (
         "t.relay: @main: fn (Tensor[(3), float32]) -> Tensor[(3), float32]\n// -----\n")
     assert (tmp_path / "t.err").read_text().startswith("// -----\n7:34: unknown local variable")
@@ -252,6 +254,19 @@ def test_relay_test_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert f"+++ {tmp_path / 't.out'} (updated)" in out and "1 passed, 0 failed" in out
     assert main(["test", str(tmp_path)]) == 0
     assert main(["test", str(tmp_path / "missing")]) == 1
+
+
+def test_update_names_cases_that_now_fail(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """A case that stopped parsing must not pass silently under --update."""
+    path = write(tmp_path, "// RUN: relay opt %s -p InferType\n" + PROGRAM)
+    assert main(["test", "--update", str(tmp_path)]) == 0
+    path.write_text(path.read_text().replace("add(", "add(("))
+    capsys.readouterr()
+    assert main(["test", "--update", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "NOTE" in out and "recorded as expected in t.err" in out
+    assert "(1 with newly recorded diagnostics)" in out
 
 
 def test_the_project_golden_files_pass(capsys: pytest.CaptureFixture[str]) -> None:

@@ -25,6 +25,11 @@ Workloads:
 * resnet50  ResNet-50 v1 b1 224x224 (conv+BN+Relu, bottlenecks with residual adds and
             strided 1x1 projections, maxpool, global average pool, Gemm), random weights
             (target <= 1.2x ORT)
+* mb_*, mnist_c1, mnist_c2: one layer each of benchmarks/llvm.py's ort-mobilenet (stem,
+            depthwise dw*, pointwise pw*) and ort-mnist (Conv + Relu), with BN + Relu
+            (`--only mb` runs all the mb_ ones, `--only layers` every layer). Note ORT
+            times a lone layer with its NCHW <-> NCHWc reorders, which inside the whole
+            model happen once: compare relaylang's time with the model's ORT profile.
 
 Batch norm is folded into the convolutions by rl.build's pipeline (SimplifyInference,
 FoldConstant, FoldScaleAxis): each conv+BN+Relu is one kernel `conv2d + add + relu`
@@ -173,12 +178,40 @@ def resnet50() -> tuple[Any, tuple, float]:
     return g.model("x", shape, y), shape, g.flops
 
 
+def layer(shape: tuple, cout: int, k: int, stride: int = 1, group: int = 1,
+          bn: bool = True) -> Callable[[], tuple[Any, tuple, float]]:
+    """One conv (+ BN) + Relu layer of benchmarks/onnx_workloads.py's MobileNet / MNIST."""
+    def make() -> tuple[Any, tuple, float]:
+        g = _Graph()
+        y, _ = g.conv("x", shape, shape[1], cout, k, stride=stride, group=group, bn=bn)
+        return g.model("x", shape, y), shape, g.flops
+    return make
+
+
+# the layers of ort-mobilenet and ort-mnist (benchmarks/llvm.py), one model each
+LAYERS: dict[str, Callable[[], tuple[Any, tuple, float]]] = {
+    "mb_stem": layer((1, 3, 224, 224), 32, 3, stride=2),
+    "mb_dw112": layer((1, 32, 112, 112), 32, 3, group=32),
+    "mb_pw112": layer((1, 32, 112, 112), 64, 1),
+    "mb_dw112s2": layer((1, 64, 112, 112), 64, 3, stride=2, group=64),
+    "mb_pw56": layer((1, 64, 56, 56), 128, 1),
+    "mb_dw56": layer((1, 128, 56, 56), 128, 3, group=128),
+    "mb_pw56b": layer((1, 128, 56, 56), 128, 1),
+    "mb_dw56s2": layer((1, 128, 56, 56), 128, 3, stride=2, group=128),
+    "mb_pw28": layer((1, 128, 28, 28), 256, 1),
+    "mb_dw28": layer((1, 256, 28, 28), 256, 3, group=256),
+    "mb_pw28b": layer((1, 256, 28, 28), 256, 1),
+    "mnist_c1": layer((1, 1, 28, 28), 8, 5, bn=False),
+    "mnist_c2": layer((1, 8, 14, 14), 16, 5, bn=False),
+}
+
 WORKLOADS: dict[str, tuple[Callable[[], tuple[Any, tuple, float]], float]] = {
     "conv_bn": (conv_bn, 1.3),
     "dw": (lambda: dw_block(), 1.3),
     "dw_only": (lambda: dw_block(only_dw=True), 1.3),
     "pw_only": (lambda: dw_block(only_pw=True), 1.3),
     "resnet50": (resnet50, 1.2),
+    **{name: (make, 1.3) for name, make in LAYERS.items()},
 }
 
 
@@ -234,7 +267,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     threads = [int(t) for t in args.threads.split(",")]
-    names = args.only.split(",")
+    names: list[str] = []
+    for n in args.only.split(","):
+        if n in ("mb", "layers"):
+            names += [k for k in LAYERS if n == "layers" or k.startswith("mb_")]
+        else:
+            names.append(n)
     if args.child:
         run(names[0], threads, args.repeat, args.profile)
         return 0

@@ -130,13 +130,22 @@ def blocks(native: Callable[[], Any], baseline: Callable[[], Any], repeat: int,
     return n, b
 
 
+# Idle time before each contender's block: onnxruntime's worker keeps a CPU at 100% for
+# 15-20 ms after its last call (0% from 25 ms on), so the next contender's worker would
+# share a core with it (relaylang's pool then ran MLP b64 and conv3x3 at 1-thread speed
+# on 2 threads: 523 dispatches, 288 ranges run by the worker).
+SETTLE_S = 0.03
+
+
 def blocks_many(fns: list[Callable[[], Any]], repeat: int, block: int = 5,
                 settle: int = 2) -> list[float]:
     """`blocks` for any number of contenders (onnxruntime's and OpenBLAS's thread pools
-    both spin after a call): the median per contender, in the order given."""
+    both spin after a call): each block after `SETTLE_S` of idle time and `settle`
+    untimed calls; the median per contender, in the order given."""
     times: list[list[float]] = [[] for _ in fns]
     for _ in range(repeat):
         for fn, ts in zip(fns, times):
+            time.sleep(SETTLE_S)
             for _ in range(settle):
                 fn()
             for _ in range(block):

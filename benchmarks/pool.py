@@ -14,6 +14,12 @@ up) and the three scenarios:
                 of the other 9 (next): an idle spell must not leave the pool slower
 * after_blas    an np.matmul of 1024^3 float32 (OpenBLAS keeps its threads spinning on
                 every core for about 0.1 s after it), then one call
+* after_ort     with --ort: 20 calls of an onnxruntime session of the same product
+                (intra_op_num_threads = the thread count, its default spinning), then
+                the median of 10 calls at once (onnxruntime's worker spins on a CPU for
+                about 20 ms after its last run: benchmarks/llvm.py's interleaved blocks
+                time relaylang's 2-thread calls beside it), and after_ort_30ms: the same
+                after a 30 ms pause
 
 Cells: medians over the rounds (ms). The pool's counters (dispatches, ranges run by
 workers, moves of a worker off the dispatcher's CPU, late dispatches, inline runs) are
@@ -46,7 +52,7 @@ def build(m: int, k: int, n: int):
     rng = np.random.default_rng(0)
     w = rng.standard_normal((n, k), dtype=np.float32)
     x = rng.standard_normal((m, k), dtype=np.float32)
-    return rl.build(rl.parse(text), target="llvm", params={"w": w}), x
+    return rl.build(rl.parse(text), target="llvm", params={"w": w}), x, w
 
 
 def busy_seconds() -> float | None:
@@ -65,6 +71,25 @@ def own_seconds() -> float:
     return t.user + t.system
 
 
+def ort_session(m: int, k: int, n: int, w: np.ndarray, threads: int):
+    """onnxruntime running x @ w^T (a Gemm with transB), `threads` intra-op threads."""
+    import onnx
+    import onnx.helper as oh
+    import onnxruntime as ort
+    f = onnx.TensorProto.FLOAT
+    graph = oh.make_graph(
+        [oh.make_node("Gemm", ["x", "w"], ["y"], transB=1)], "dense",
+        [oh.make_tensor_value_info("x", f, [m, k])], [oh.make_tensor_value_info("y", f, [m, n])],
+        [oh.make_tensor("w", f, [n, k], w.ravel().tolist())])
+    model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 13)])
+    ort.set_default_logger_severity(3)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    return ort.InferenceSession(model.SerializeToString(), options,
+                                providers=["CPUExecutionProvider"])
+
+
 def timed(lib, x) -> float:
     t = time.perf_counter()
     lib(x)
@@ -77,6 +102,8 @@ def main() -> None:
     ap.add_argument("--sleep", type=float, default=0.3)
     ap.add_argument("--shapes", default="512x512x64,1024x1024x1024")
     ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--ort", action="store_true",
+                    help="also time calls right after onnxruntime's (after_ort)")
     args = ap.parse_args()
     thread_counts = [int(t) for t in args.threads.split(",")]
     big = np.random.default_rng(1).standard_normal((1024, 1024), dtype=np.float32)
@@ -84,7 +111,8 @@ def main() -> None:
     busy0, own0, wall0 = busy_seconds(), own_seconds(), time.perf_counter()
     for shape in args.shapes.split(","):
         m, k, n = (int(v) for v in shape.split("x"))
-        lib, x = build(m, k, n)
+        lib, x, w = build(m, k, n)
+        sessions = {t: ort_session(m, k, n, w, t) for t in thread_counts} if args.ort else {}
         cells: dict[tuple[int, str], list[float]] = {}
         counters: dict[int, dict[str, int]] = {t: dict.fromkeys(COUNTERS, 0)
                                                for t in thread_counts}
@@ -105,12 +133,22 @@ def main() -> None:
                 cells.setdefault((t, "after_sleep next"), []).append(statistics.median(after[1:]))
                 np.matmul(big, big)
                 cells.setdefault((t, "after_blas"), []).append(timed(lib, x))
+                if args.ort:
+                    time.sleep(args.sleep)
+                    for pause, kind in ((0.0, "after_ort"), (0.03, "after_ort_30ms")):
+                        for _ in range(20):
+                            sessions[t].run(None, {"x": x})
+                        time.sleep(pause)
+                        cells.setdefault((t, kind), []).append(
+                            statistics.median(timed(lib, x) for _ in range(10)))
                 now = pool.status() if pool is not None else {}
                 for key in COUNTERS:
                     if key in now:
                         counters[t][key] += now[key] - before[key]
         print(f"\ndense {m}x{k}x{n} (constant weight), medians of {args.rounds} rounds, ms")
         kinds = ["back_to_back", "after_sleep first", "after_sleep next", "after_blas"]
+        if args.ort:
+            kinds += ["after_ort", "after_ort_30ms"]
         print(f"{'threads':>8} " + " ".join(f"{kind:>18}" for kind in kinds))
         for t in thread_counts:
             print(f"{t:>8} " + " ".join(f"{statistics.median(cells[(t, kind)]):>18.3f}"

@@ -3,6 +3,7 @@
     python benchmarks/tune.py gemm [--trials 200] [--threads 2]
     python benchmarks/tune.py resnet50 [--minutes 20] [--threads 2]
     python benchmarks/tune.py mlp [--trials 40]          # a quick smoke run
+    python benchmarks/tune.py resnet50 --db DB --no-tune  # compare the builds of DB only
 
 Each run tunes into a fresh database (`--db`, default a temporary file), then builds the
 model twice -- default schedules and `tuning_db=` -- and times both (and the baseline:
@@ -49,6 +50,11 @@ def _report(name: str, default_ms: float, tuned_ms: float, base: tuple[str, floa
 
 def _tune(mod: Any, params: dict, args: argparse.Namespace, trials: int,
           timeout_s: float | None) -> str:
+    if args.no_tune:            # compare the builds of an existing database only
+        if not args.db or not os.path.exists(args.db):
+            raise SystemExit("--no-tune needs --db with an existing database")
+        print(f"(comparing with {args.db}, no tuning)")
+        return args.db
     db = args.db or os.path.join(tempfile.mkdtemp(prefix="relay-tune-"), "tuning.json")
     if os.path.exists(db) and not args.db:
         os.unlink(db)
@@ -139,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--db", default=None, help="the database to write (default: a temporary one)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--skip-interpreter", action="store_true")
+    p.add_argument("--no-tune", action="store_true",
+                   help="only build and compare, with the database --db already written")
     args = p.parse_args(argv)
     if args.workload == "gemm":
         args.trials = args.trials or 200

@@ -146,3 +146,19 @@ def test_vector_bits_knob_reaches_the_code_generator():
                   or ln.startswith("define") and f"@{name}(" in ln)
     assert '"prefer-vector-width"="256"' in define
     np.testing.assert_allclose(lib(x), np.maximum(x @ w.T, 0), rtol=1e-5, atol=1e-5)
+
+
+def test_threads_knob_keeps_a_kernel_on_the_caller():
+    from relaylang.backend.native.kernels import NativeCall
+    mod = rl.parse('#[version = "0.0.5"]\ndef @main(%x: Tensor[(512, 1024), float32]) '
+                   "{ exp(%x) }")
+    x = np.random.default_rng(0).standard_normal((512, 1024)).astype("float32")
+    default = rl.build(mod, target="llvm", cache=False)
+    with knobs.using(knobs.Settings(every={"schedule.threads": 1})):
+        serial = rl.build(mod, target="llvm", cache=False)
+    (_, (_, values)), = serial.kernel_schedules.items()
+    assert values["schedule.threads"] == 1
+    calls = [r for r in serial.graph.runners if isinstance(r, NativeCall)]
+    assert calls and not any(c.parallel for c in calls)
+    assert any(r.parallel for r in default.graph.runners if isinstance(r, NativeCall))
+    np.testing.assert_allclose(serial(x), np.exp(x), rtol=1e-5)

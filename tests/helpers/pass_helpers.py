@@ -20,12 +20,12 @@ from relaylang.transform import InferType
 def main_args(mod: IRModule, seed: int = 0, bools: str = "ones") -> list | None:
     """Arguments for `@main` from its parameter types: ints in [0, 6), floats in
     [0.5, 1.5) (keeps sqrt and log real), bools all true (`bools="ones"`) or random
-    (`bools="random"`). None when a parameter is not a tensor."""
+    (`bools="random"`). None when a parameter is not a tensor of a static shape."""
     rng = np.random.default_rng(seed)
     args = []
     for p in InferType()(mod)["main"].params:
         ty = p.checked_type
-        if not isinstance(ty, TensorType):
+        if not isinstance(ty, TensorType) or not all(type(d) is int for d in ty.shape):
             return None
         shape = tuple(int(d) for d in ty.shape)
         if ty.dtype == "bool":

@@ -150,6 +150,8 @@ TYPED: list[tuple[str, list[Any], dict[str, Any], Any]] = [
     ("nn.prelu", [T((2, 3)), V3], {}, T((2, 3))),
     ("nn.cross_entropy", [T((2, 3)), T((2, 3))], {}, T(())),
     ("nn.cross_entropy_with_logits", [T((2, 3)), T((2, 3))], {}, T(())),
+    ("nn.nll_loss", [T((2, 3)), T((2,), "int32"), T((3,))], {"reduction": "sum",
+                                                            "ignore_index": 1}, T(())),
     ("nn.softmax", [T((2, 3))], {"axis": 1}, T((2, 3))),
     ("nn.fast_softmax", [T((2, 3))], {"axis": 0}, T((2, 3))),
     ("nn.log_softmax", [T((2, 3), "float64")], {}, T((2, 3), "float64")),

@@ -30,6 +30,7 @@ features: AVX-512 has 32 registers of 64 bytes, AVX2 16 of 32) and the cache siz
   schedule.k_chunk_bytes         0 (off: measured slower with unpacked activations, see
                                  schedule.py); its choices are fractions of L1 and L2
   schedule.vector_bits           512 with AVX-512 (256 the other choice), else LLVM's own
+  schedule.threads               0 (the pool's threads); 1 runs the kernel on the caller
 """
 from __future__ import annotations
 
@@ -126,6 +127,9 @@ def schedule_defaults(h: Host) -> dict[str, tuple[int, tuple[int, ...]]]:
         # the vectors LLVM's vectoriser prefers (0: its own choice): AVX-512 hosts may
         # also take 256 bits (a memory-bound kernel can run as fast with half the width)
         "schedule.vector_bits": (512, (256, 512)) if v == 64 else (0, (0,)),
+        # threads a kernel with a parallel loop is split over: 0 all of the pool's (when
+        # it is large enough: native/threads.py), 1 the calling thread only
+        "schedule.threads": (0, (0, 1)),
     }
 
 

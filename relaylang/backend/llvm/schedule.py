@@ -197,7 +197,7 @@ def _row_block(axes: Sequence[Var], r: L.Reduce) -> int:
     if extent <= 1:
         return 1
     red = {id(a) for a in r.axes}
-    broadcast = reused = False
+    broadcast = reused = both = False
     for n in L.walk(r.source):
         if not (isinstance(n, L.Load) and n.indices):
             continue
@@ -208,7 +208,9 @@ def _row_block(axes: Sequence[Var], r: L.Reduce) -> int:
             broadcast = True
         elif id(j) in every and id(i) not in every:
             reused = True
-    if not (broadcast and reused):
+        elif id(i) in every and id(j) in every:
+            both = True
+    if not (reused and (broadcast or (both and ROW_BLOCK_ELEMENTWISE))):
         return 1
     acc_dt = _acc_dtype(r.source.dtype)
     width = min(_tile_width(acc_dt), int(j.extent or 0))
@@ -220,6 +222,17 @@ def _row_block(axes: Sequence[Var], r: L.Reduce) -> int:
 
 # knob accumulator_vectors: vector registers a row-blocked tile may hold (default 24 of
 # 32 zmm); knob row_block_max: rows per tile (default 8).
+
+# Row blocking also when the rows' values are vectors moving with both `i` and `j` (no
+# broadcast) times a vector moving with `j` only (a depthwise convolution in blocks of
+# channels, `x[.., w + kw, c] * W[kw, c]`): the rows share each weight vector, and their
+# tiles are independent accumulator chains (a 16-channel tile alone is one chain bound
+# by the FMA latency). Not without such a weight (pooling, the direct depthwise form
+# whose weight is a scalar: 6 rows of 4-vector tiles took 32x112x112 from 0.28 to 0.44
+# ms). Measured (blocked depthwise 3x3 + bias + clip, 1 thread, ms, without / with):
+# 64x112x112 /2 0.259 / 0.240, 128x56x56 /2 0.148 / 0.129, 256x28x28 0.155 / 0.131,
+# 128x56x56 0.273 / 0.229.
+ROW_BLOCK_ELEMENTWISE = True
 
 
 # K blocking of row-blocked column reductions (knob k_chunk_bytes; 0: off, the default). Measured
@@ -237,16 +250,18 @@ def _k_chunk(r: L.Reduce, buf: Buffer, acc_dt: str, width: int, nrows: int, rows
     when the panel a tile reads over the whole reduction (K x `width` accumulator
     elements) exceeds the knob `k_chunk_bytes` and at least `K_CHUNK_MIN_BLOCKS` row blocks
     reuse it, the reduction runs in chunks of `k_chunk_bytes` of panel, all the row
-    blocks per chunk. Only a sum over one axis whose result buffer holds the
-    accumulator dtype (the partial sums are stored there between chunks), and not when
-    the row blocks are the parallel loop."""
+    blocks per chunk. Only a sum whose result buffer holds the accumulator dtype (the
+    partial sums are stored there between chunks), and not when the row blocks are the
+    parallel loop. A reduction over several axes is chunked along its first (a
+    convolution's input channel blocks: each chunk runs the other axes whole)."""
     chunk_bytes = _knob("k_chunk_bytes")
-    if (chunk_bytes <= 0 or parallel_rows or r.op != "sum" or len(r.axes) != 1
+    if (chunk_bytes <= 0 or parallel_rows or r.op != "sum" or not r.axes
             or buf.dtype != acc_dt or nrows < rows * K_CHUNK_MIN_BLOCKS):
         return 0
     kext = int(r.axes[0].extent or 0)
     elem = max(1, L.bits(acc_dt) // 8)
-    kc = max(16, chunk_bytes // (width * elem))
+    inner = math.prod(int(a.extent or 0) for a in r.axes[1:])
+    kc = max(16 if len(r.axes) == 1 else 1, chunk_bytes // (width * elem * max(1, inner)))
     if kext < 2 * kc:
         return 0
     nchunks = -(-kext // kc)
@@ -325,6 +340,8 @@ def _tiled_reduce(axes: Sequence[Var], prefix: tuple[Expr, ...], r: L.Reduce,
         red: Stmt = L.seq(*updates)
         if chunk is not None:
             assert kk is not None
+            for a in reversed(r.axes[1:]):
+                red = L.For(a, int(a.extent or 0), red, "serial")
             red = L.For(kk, chunk[1], red, "serial")
         else:
             for a in reversed(r.axes):
@@ -373,13 +390,17 @@ def _tiled_reduce(axes: Sequence[Var], prefix: tuple[Expr, ...], r: L.Reduce,
             # through the (L2-resident) result between chunks
             kext = int(r.axes[0].extent or 0)
             nchunks, krem = divmod(kext, kc_len)
-            chunks: list[Stmt] = [row_blocks((L.const(0, L.INDEX), kc_len, True))]
-            if nchunks > 1:
-                kc = Var(_tmp("kc"), extent=nchunks - 1)
-                first_k = L.binary("mul", L.binary("add", kc, L.const(1, L.INDEX)),
-                                   L.const(kc_len, L.INDEX))
-                chunks.append(L.For(kc, nchunks - 1, row_blocks((first_k, kc_len, False)),
-                                    "serial"))
+            # the result starts at zero (a fill of the rows' columns), so every chunk is
+            # the same code: one copy of the row blocks in a loop over the chunks (a
+            # separate first chunk starting from zero doubled the code LLVM compiles:
+            # ResNet-50's convolutions took 1.4 s more to build)
+            zi = Var(_tmp("zi"), extent=nrows)
+            zj = Var(_tmp("zj"), extent=extent)
+            chunks: list[Stmt] = [_loops([zi, zj], L.Store(
+                buf, prefix + tuple(outer_idx[:-1]) + (zi, zj), _init_value(r.op, acc_dt)))]
+            kc = Var(_tmp("kc"), extent=nchunks)
+            first_k = L.binary("mul", kc, L.const(kc_len, L.INDEX))
+            chunks.append(L.For(kc, nchunks, row_blocks((first_k, kc_len, False)), "serial"))
             if krem:
                 chunks.append(row_blocks((L.const(nchunks * kc_len, L.INDEX), krem, False)))
             stmt = L.seq(*chunks)
@@ -767,6 +788,14 @@ def _lone_reduction(it: _Item) -> tuple[Stmt, int] | None:
 # 256x28x28 took 0.23 ms on 2 threads against 0.16 on one (0.09 at 1/16).
 # (knob prologue_share, default 16)
 
+# Every call of a kernel with a prologue (each range the native pool runs) computes it
+# again: such a kernel is split into this many ranges per thread (the knob
+# PROLOGUE_RANGES_KNOB, which the executor reads from the kernel's knobs) instead of
+# the pool's 4. conv3x3/s2 64->128 on 56x56 (a 36 us padded input, 0.61 ms on one
+# thread): 2 threads, 8 ranges 0.45 ms, 2 ranges 0.33 ms.
+PROLOGUE_RANGES = 1
+PROLOGUE_RANGES_KNOB = "schedule.prologue_ranges"
+
 
 def _with_prologue(items: Sequence[_Item]) -> tuple[Stmt, int] | None:
     """Stages a parallel loop cannot share (a padded input, a re-laid weight) computed
@@ -803,6 +832,8 @@ def _with_prologue(items: Sequence[_Item]) -> tuple[Stmt, int] | None:
         return None
     _, m, main, depth, lone = best
     pro = items[:m]
+    if pro:
+        knobs.ask(PROLOGUE_RANGES_KNOB, PROLOGUE_RANGES, (1, 2, 4))
     stmt, extent = lone if lone is not None else _fused(main, depth)
     body = L.seq(*[_item_stmt(it.axes, (), it.body, it.buf) for it in pro], stmt)
     for it in reversed(pro):
@@ -816,6 +847,14 @@ def schedule(b: LowerContext, outputs: Sequence[Tensor], out_buffers: Sequence[B
     its parallel loop (1 when there is none)."""
     _NAMES.n = 0
     _knob("vector_bits")          # read by the code generator (jit.module_ir)
+    body, extent = _schedule(outputs, out_buffers, b)
+    if extent > 1:
+        _knob("threads")          # read by the executor (native/kernels.py NativeCall)
+    return body, extent
+
+
+def _schedule(outputs: Sequence[Tensor], out_buffers: Sequence[Buffer], b: LowerContext
+              ) -> tuple[Stmt, int]:
     direct: dict[int, Buffer] = {}          # id(stage Tensor) -> output buffer it writes
     for t, ob in zip(outputs, out_buffers):
         if (t.kind == "stage" and id(t) not in direct and t.buffer is not None

@@ -260,6 +260,23 @@ def prim_worth_splitting(prim: Any) -> bool:
     return worth_splitting(int(prim.parallel_extent or 1), nbytes, int(prim.work))
 
 
+def knob_of(info: Any, name: str, default: int = 0) -> int:
+    """The value of the knob `name` a compiled kernel was made with (its KernelInfo's
+    knobs: kept by the kernel cache and an exported library), else `default`."""
+    for knob, value in getattr(info, "knobs", ()) or ():
+        if knob == name and type(value) is int:
+            return value
+    return default
+
+
+def ranges_per_thread_of(info: Any) -> int:
+    """The ranges per thread a kernel asks its splits over the native pool to run in
+    (its knob `schedule.PROLOGUE_RANGES_KNOB`: a kernel that computes a prologue in
+    every call), 0 for the pool's default."""
+    from ..llvm.schedule import PROLOGUE_RANGES_KNOB
+    return max(0, knob_of(info, PROLOGUE_RANGES_KNOB, 0))
+
+
 def pointer_array(arrays: Sequence[np.ndarray]) -> Any:
     return (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
 
@@ -270,7 +287,7 @@ class NativeCall:
     is large enough."""
 
     __slots__ = ("extent", "kernel", "name", "nbytes", "ops", "outputs", "parallel", "params",
-                 "pointer_type", "python_parallel", "result_type", "span")
+                 "pointer_type", "python_parallel", "ranges_per_thread", "result_type", "span")
 
     def __init__(self, name: str, kernel: Any, result_type: Type | None = None,
                  ops: Sequence[str] = (), span: Any = None):
@@ -286,9 +303,14 @@ class NativeCall:
                           for s, d in self.params)
         info = getattr(kernel, "info", None)
         work = int(getattr(info, "work", 0) or 0)
-        self.parallel = worth_splitting(self.extent, self.nbytes, work)
+        # split over the pool when large enough, unless its knob keeps it on the caller
+        self.parallel = worth_splitting(self.extent, self.nbytes, work) \
+            and knob_of(info, "schedule.threads", 0) != 1
         self.python_parallel = worth_splitting(self.extent, self.nbytes, work,
                                                PYTHON_POOL_MIN_BYTES, PYTHON_POOL_MIN_WORK)
+        # ranges per thread of a split over the native pool (0: the pool's default): a
+        # kernel repeating a prologue in every call says how many (schedule.py)
+        self.ranges_per_thread = ranges_per_thread_of(info)
         self.pointer_type = ctypes.c_void_p * max(1, len(self.params))
         n_in = int(getattr(kernel, "num_inputs", len(self.params)))
         self.outputs = [(s, d, count(s) <= 1) for s, d in self.params[n_in:]]
@@ -309,7 +331,7 @@ class NativeCall:
         if self.parallel:
             pool = native_pool.get_native_pool()
             if pool is not None:
-                return pool.run(self.kernel.address, ptrs, self.extent)
+                return pool.run(self.kernel.address, ptrs, self.extent, self.ranges_per_thread)
             if self.python_parallel:
                 python_pool = get_pool()
                 if python_pool.size > 1:

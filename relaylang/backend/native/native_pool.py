@@ -24,7 +24,8 @@ split. Here the whole dispatch is native:
   ranges the workers already run. It then spins until every range ran (yielding the
   CPU between checks after `SPIN_US / YIELD_AFTER`, for a descheduled worker) and
   returns the OR of the statuses. When that wait was long (`LATE_US`), the machine is
-  loaded: the pool runs kernels inline for `BACKOFF_US`, then tries again. A claim
+  loaded: the pool runs kernels inline for a while (`BACKOFF_FACTOR` times the excess
+  wait, at most `BACKOFF_US`), then tries again. A claim
   names its generation, so a worker that wakes late can never take a range of a later
   task; the task's fields are read only after a successful claim, and the next task is
   published only when all ranges ran. Ranges write disjoint parts of the outputs (a
@@ -39,8 +40,15 @@ split. Here the whole dispatch is native:
   to another allowed CPU). Only when the pool has no more threads than the process has
   CPUs (`W_NUDGE`). `NativePool.status()` counts dispatches, ranges run by workers,
   those moves, late dispatches and inline runs.
+* `pool_run_ranges(pool, fn, args, extent, per_thread)` is `pool_run` with
+  `threads * per_thread` ranges instead of the pool's `CHUNKS_PER_THREAD` per thread:
+  a kernel whose every call first computes a prologue whole (a padded input: see
+  `schedule._with_prologue`) runs one range per thread, else the small ranges repeat
+  the prologue (conv3x3/s2 64->128 on 56x56, 2 threads: 8 ranges 445 us, its 36 us
+  prologue run 8 times; 2 ranges 0.33 ms; 1 thread 0.61 ms).
 * `run_steps(steps, n, pool, failed)` runs a table of kernel calls in order (parallel
-  ones through `pool_run`), stops at the first nonzero status and writes its index.
+  ones through `pool_run_ranges`, with the step's ranges per thread), stops at the
+  first nonzero status and writes its index.
 * `run_graph(desc)`: a whole graph call in one ctypes call of one argument (3x cheaper
   to call than four): it writes the arguments' and outputs' data addresses into the
   pointer-array slots of a patch list, then runs the table (`D_*` below; filled by
@@ -76,9 +84,16 @@ YIELD_AFTER = 10     # after SPIN_US / YIELD_AFTER the spinning worker yields be
 
 # A dispatch whose caller waited for the workers LATE_US longer than its own ranges took
 # (a worker was descheduled in the middle of its range: other processes keep the CPUs
-# busy) makes the dispatches of the next BACKOFF_US run inline: on a loaded machine the
-# pool steps aside instead of making every split kernel wait for the scheduler.
+# busy) makes the dispatches of the next while run inline: on a loaded machine the
+# pool steps aside instead of making every split kernel wait for the scheduler. That
+# while is BACKOFF_FACTOR times the wait beyond the caller's own ranges, at most
+# BACKOFF_US: a worker preempted for a time slice by another busy thread (a few ms)
+# backs off for the longest, so the waits cost at most about 1/BACKOFF_FACTOR of the
+# time; a worker that merely woke late (tens of us) costs a fraction of a millisecond.
+# (A flat 10 ms after every late dispatch: MLP b64 on 2 threads, one late wake-up at
+# the start of a loop ran its next 170 calls on one thread, 57 us each against 34.)
 LATE_US = 20
+BACKOFF_FACTOR = 8
 BACKOFF_US = 10_000
 
 # The pool's memory: 64-bit words; fields written by different threads sit on separate
@@ -96,6 +111,7 @@ W_CALLER_CPU = 41  # the CPU the dispatcher last ran on (at the dispatch, at eac
 W_LATE, W_BACKOFF = 48, 49   # LATE_US and BACKOFF_US in time stamp ticks
 W_CHUNKS = 50      # ranges a task is split into per thread (threads.CHUNKS_PER_THREAD)
 W_NUDGE = 51       # nonzero: a worker stacked on the dispatcher's CPU moves off it
+W_BACKOFF_FACTOR = 52   # BACKOFF_FACTOR
 # counters (for tests and debugging): written by the dispatcher ...
 W_DISPATCHES = 56  # dispatches split over the pool
 W_LATE_COUNT = 57  # of those, the ones whose caller waited long enough to back off
@@ -122,7 +138,8 @@ ENTRY = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p), ctypes
 
 
 class Step(ctypes.Structure):
-    """One row of a step table, as `run_steps` reads it."""
+    """One row of a step table, as `run_steps` reads it: `parallel` is 0 for a serial
+    call, else the ranges per thread of its split over the pool."""
     _fields_ = [("fn", ctypes.c_void_p), ("args", ctypes.c_void_p),
                 ("extent", ctypes.c_int64), ("parallel", ctypes.c_int64)]
 
@@ -348,9 +365,11 @@ def module_ir() -> str:
     b.position_at_end(blocks["exit"])
     b.ret_void()
 
-    # i32 pool_run(i64* pool, i8* fn, i8** args, i64 extent)
-    run = ir.Function(mod, ir.FunctionType(i32, [i64p, i8p, i8pp, i64]), "relay_pool_run")
-    pool, fn, args, extent = run.args
+    # i32 pool_run_ranges(i64* pool, i8* fn, i8** args, i64 extent, i64 per_thread):
+    # split into threads * per_thread ranges (at most `extent`)
+    run = ir.Function(mod, ir.FunctionType(i32, [i64p, i8p, i8pp, i64, i64]),
+                      "relay_pool_run_ranges")
+    pool, fn, args, extent, per_thread = run.args
     blocks = {n: run.append_basic_block(n) for n in
               ("entry", "check", "backoff", "alone", "try", "dispatch", "wake", "mine", "wait",
                "wait_more", "yield", "done")}
@@ -374,7 +393,10 @@ def module_ir() -> str:
     # threads * CHUNKS_PER_THREAD ranges (at most `extent`), claimed one at a time: a
     # worker that comes late or is descheduled takes fewer of them, and the caller waits
     # at most for the ranges a worker already runs
-    chunks = b.mul(threads, load(b, pool, W_CHUNKS))
+    # per_thread clamped to [1, extent] (so threads * per cannot overflow)
+    per = b.select(b.icmp_signed(">", per_thread, const(0)), per_thread, const(1))
+    per = b.select(b.icmp_unsigned(">", per, extent), extent, per)
+    chunks = b.mul(threads, per)
     parts = b.select(b.icmp_unsigned("<", extent, chunks), extent, chunks)
     store(b, pool, W_DISPATCHES, b.add(load(b, pool, W_DISPATCHES), const(1)))
     store(b, pool, W_CALLER_CPU, b.sext(b.call(getcpu, []), i64))
@@ -416,13 +438,26 @@ def module_ir() -> str:
     ended = b.call(tsc_intrinsic, [])
     own = b.sub(start, began)
     late = b.icmp_unsigned(">", b.sub(ended, start), b.add(own, load(b, pool, W_LATE)))
-    until = b.select(late, b.add(ended, load(b, pool, W_BACKOFF)),
-                     load(b, pool, W_BACKOFF_UNTIL))
+    # the backoff: BACKOFF_FACTOR times the wait beyond the caller's own time, at most
+    # W_BACKOFF (only used when late: then the excess is positive)
+    excess = b.sub(b.sub(ended, start), own)
+    wait = b.mul(excess, load(b, pool, W_BACKOFF_FACTOR))
+    longest = load(b, pool, W_BACKOFF)
+    wait = b.select(b.icmp_unsigned(">", wait, longest), longest, wait)
+    until = b.select(late, b.add(ended, wait), load(b, pool, W_BACKOFF_UNTIL))
     store(b, pool, W_BACKOFF_UNTIL, until)
     store(b, pool, W_LATE_COUNT, b.add(load(b, pool, W_LATE_COUNT), b.zext(late, i64)))
     status = b.trunc(load(b, pool, W_STATUS), i32)
     store(b, pool, W_BUSY, const(0), "release")
     b.ret(status)
+
+    run_ranges = run
+    # i32 pool_run(i64* pool, i8* fn, i8** args, i64 extent): the pool's own ranges per
+    # thread (W_CHUNKS; native programs call this one)
+    run = ir.Function(mod, ir.FunctionType(i32, [i64p, i8p, i8pp, i64]), "relay_pool_run")
+    pool, fn, args, extent = run.args
+    b = ir.IRBuilder(run.append_basic_block("entry"))
+    b.ret(b.call(run_ranges, [pool, fn, args, extent, load(b, pool, W_CHUNKS)]))
 
     # void pool_stop(i64* pool): takes the lock for good, then makes the workers return
     stop_fn = ir.Function(mod, ir.FunctionType(ir.VoidType(), [i64p]), "relay_pool_stop")
@@ -463,7 +498,9 @@ def module_ir() -> str:
     use_pool = b.and_(has_pool, b.icmp_unsigned("!=", parallel, const(0)))
     b.cbranch(use_pool, blocks["parallel"], blocks["serial"])
     b.position_at_end(blocks["parallel"])
-    pooled = b.call(run, [pool, b.inttoptr(fn_word, i8p), b.inttoptr(args_word, i8pp), extent])
+    # `parallel`: the step's ranges per thread
+    pooled = b.call(run_ranges, [pool, b.inttoptr(fn_word, i8p), b.inttoptr(args_word, i8pp),
+                                 extent, parallel])
     b.branch(blocks["check"])
     b.position_at_end(blocks["serial"])
     alone = call_entry(b, fn_word, args_word, const(0), extent)
@@ -543,6 +580,8 @@ class Functions:
         self.worker = ctypes.CFUNCTYPE(None, vp, i64)(addresses["relay_pool_worker"])
         self.run = ctypes.CFUNCTYPE(ctypes.c_int32, vp, vp, ctypes.POINTER(vp), i64)(
             addresses["relay_pool_run"])
+        self.run_ranges = ctypes.CFUNCTYPE(ctypes.c_int32, vp, vp, ctypes.POINTER(vp), i64,
+                                           i64)(addresses["relay_pool_run_ranges"])
         self.stop = ctypes.CFUNCTYPE(None, vp)(addresses["relay_pool_stop"])
         self.run_steps = ctypes.CFUNCTYPE(ctypes.c_int32, vp, i64, vp, vp)(
             addresses["relay_run_steps"])
@@ -564,8 +603,8 @@ class Functions:
 _FUNCTIONS: Functions | None = None
 _FAILURE: str | None = None             # why the native pool is not available
 _COMPILE_LOCK = threading.Lock()
-NAMES = ["relay_pool_tsc", "relay_pool_nothing", "relay_pool_worker", "relay_pool_run", "relay_pool_stop",
-         "relay_run_steps", "relay_run_graph"]
+NAMES = ["relay_pool_tsc", "relay_pool_nothing", "relay_pool_worker", "relay_pool_run",
+         "relay_pool_run_ranges", "relay_pool_stop", "relay_run_steps", "relay_run_graph"]
 
 
 def array_data_offset() -> int:
@@ -646,6 +685,7 @@ class NativePool:
         self.env: Any = None                  # RELAY_NUM_THREADS (raw) when it was sized
         self._funcs = funcs
         self._run = funcs.run
+        self._run_ranges = funcs.run_ranges
         # `relay_pool_run`'s address: native programs call it directly
         self.run_address = int(funcs.addresses["relay_pool_run"])
         self._memory = ctypes.create_string_buffer(POOL_WORDS * 8 + 64)     # zeroed
@@ -656,6 +696,7 @@ class NativePool:
         words[W_SPIN] = funcs.spin_ticks
         words[W_LATE] = int(LATE_US * funcs.ticks_per_us)
         words[W_BACKOFF] = int(BACKOFF_US * funcs.ticks_per_us)
+        words[W_BACKOFF_FACTOR] = max(1, int(BACKOFF_FACTOR))
         words[W_CHUNKS] = max(1, int(CHUNKS_PER_THREAD))
         words[W_CALLER_CPU] = -1
         # moving off the dispatcher's CPU helps only when every thread can have a CPU
@@ -675,16 +716,21 @@ class NativePool:
         # the thread's reference to self keeps the pool's memory alive until it returns
         self._funcs.worker(self.address, index)
 
-    def run(self, entry: int, ptrs: Any, extent: int) -> int:
+    def run(self, entry: int, ptrs: Any, extent: int, ranges_per_thread: int = 0) -> int:
         """Run the kernel at address `entry` over `[0, extent)` split over the pool
         (inline when the pool is busy or has one thread); the OR of the statuses.
-        `ptrs`: a ctypes `c_void_p` array of the kernel's arguments."""
+        `ptrs`: a ctypes `c_void_p` array of the kernel's arguments. The range is split
+        into `size * ranges_per_thread` parts (0: the pool's `CHUNKS_PER_THREAD`)."""
         if type(entry) is not int or entry <= 0:
             raise ValueError(f"bad kernel address {entry!r}")
         if type(extent) is not int or extent < 0:
             raise ValueError(f"bad extent {extent!r}")
         if not isinstance(ptrs, ctypes.Array) or ptrs._type_ is not ctypes.c_void_p:
             raise TypeError("ptrs must be a ctypes c_void_p array")
+        if type(ranges_per_thread) is not int or ranges_per_thread < 0:
+            raise ValueError(f"bad ranges per thread {ranges_per_thread!r}")
+        if ranges_per_thread:
+            return self._run_ranges(self.address, entry, ptrs, extent, ranges_per_thread)
         return self._run(self.address, entry, ptrs, extent)
 
     def close(self, timeout: float | None = None) -> None:
@@ -800,6 +846,14 @@ atexit.register(_shutdown)
 
 # ---------------------------------------------------------------- step tables
 
+def ranges_per_thread(call: Any) -> int:
+    """How many ranges per thread a split of `call` (a NativeCall-like object) runs in:
+    its `ranges_per_thread` when it has one (a kernel repeating a prologue in every
+    range: see kernels.py), else `CHUNKS_PER_THREAD`."""
+    n = getattr(call, "ranges_per_thread", 0)
+    return n if type(n) is int and n > 0 else max(1, int(CHUNKS_PER_THREAD))
+
+
 class StepTable:
     """Consecutive native kernel calls run by one native call (`run_steps`).
 
@@ -830,7 +884,7 @@ class StepTable:
                                  f"{len(call.params)} parameters")
             row = self.steps[k]
             row.fn, row.args = entry, ctypes.addressof(array)
-            row.extent, row.parallel = extent, 1 if call.parallel else 0
+            row.extent, row.parallel = extent, ranges_per_thread(call) if call.parallel else 0
         self.n = len(self.calls)
         self._steps_address = ctypes.addressof(self.steps)
         self._failed = ctypes.c_int64(-1)

@@ -1,12 +1,12 @@
-"""The nn family: convolutions, dense layers, activations, normalisation, padding and
-resampling.
+"""The nn family: convolutions, dense layers, activations, normalisation, padding,
+resampling and losses.
 
 Mirrors the schemas of TVM's include/tvm/relay/attrs/nn.h and the
 registrations of src/relay/op/nn/{convolution,nn,pad,upsampling}.cc; patterns
 set in python/tvm/relay/op/nn/_nn.py (convolutions, dense, softmax, batch_norm,
 l2_normalize) are taken from there. Pooling is the pool family (`op/pool/`).
 Relations: `conv_relations.py`, `relations.py`, `resample_relations.py`; NumPy
-kernels: `numpy_kernels.py`.
+kernels: `numpy_kernels.py`; gradient rules: `gradients.py`.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from ..registry import OpPattern, declare_op
 from ..schema import attrs_schema
 from . import relations as nr
 from . import resample_relations as rr
-from .conv_relations import conv_rel, conv_transpose_rel
+from .conv_relations import conv2d_nchwc_rel, conv_rel, conv_transpose_rel
 
 E, B, I = OpPattern.ELEMWISE, OpPattern.BROADCAST, OpPattern.INJECTIVE
 F, O = OpPattern.OUT_ELEMWISE_FUSABLE, OpPattern.OPAQUE
@@ -255,6 +255,16 @@ class L2NormalizeAttrs(Attrs):
     type_key: ClassVar[str] = "relay.attrs.L2NormalizeAttrs"
 
 
+# ------------------------------------------------------------------ losses
+
+@attrs_schema
+class NLLLossAttrs(Attrs):
+    reduction: str = "mean"
+    ignore_index: int = -100                 # TVM's Python default (no C++ default)
+
+    type_key: ClassVar[str] = "relay.attrs.NLLLossAttrs"
+
+
 # ------------------------------------------------------- padding, resampling
 
 @attrs_schema
@@ -296,6 +306,11 @@ declare_op("nn.conv2d", inputs=CONV_IN, attrs=Conv2DAttrs, rel=conv_rel(2), patt
            layout="conv", scale_axis="conv")
 declare_op("nn.conv3d", inputs=CONV_IN, attrs=Conv3DAttrs, rel=conv_rel(3), pattern=F,
            layout="conv", scale_axis="conv")
+# TVM's x86 AlterOpLayout output: channel-blocked data NCHW{ic}c, weight OIHW{ic}i{oc}o
+# (our AlterOpLayout makes it for the llvm target: transform/layout/nchwc.py). No layout
+# kind: a layout pass treats it as an edge (its layouts are already the target's).
+declare_op("nn.contrib_conv2d_NCHWc", inputs=CONV_IN, attrs=Conv2DAttrs, rel=conv2d_nchwc_rel,
+           pattern=F)
 declare_op("nn.conv1d_transpose", inputs=CONV_IN, attrs=Conv1DTransposeAttrs,
            rel=conv_transpose_rel(1), pattern=F, layout="conv")
 declare_op("nn.conv2d_transpose", inputs=CONV_IN, attrs=Conv2DTransposeAttrs,
@@ -346,3 +361,10 @@ declare_op("nn.space_to_depth", inputs=("data",), attrs=SubPixelAttrs,
 # TVM marks dropout stateful (TOpIsStateful): FoldConstant, CSE and DCE keep it.
 declare_op("nn.dropout", inputs=("data",), attrs=DropoutAttrs, rel=nr.dropout_rel, pattern=O,
            stateful=True)
+# Losses (TVM's src/relay/op/nn/nn.cc, level 10): a scalar, -sum(log(x) * y) / batch and
+# -sum(x * y) / batch; gradients in gradients.py.
+declare_op("nn.cross_entropy", inputs=("x", "y"), rel=nr.cross_entropy_rel, pattern=O)
+declare_op("nn.cross_entropy_with_logits", inputs=("x", "y"), rel=nr.cross_entropy_rel,
+           pattern=O)
+declare_op("nn.nll_loss", inputs=("predictions", "targets", "weights"), attrs=NLLLossAttrs,
+           rel=nr.nll_loss_rel, pattern=F)

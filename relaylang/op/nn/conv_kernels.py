@@ -111,3 +111,23 @@ def conv_kernel(nd: int, transposed: bool = False) -> Kernel:
 for _nd in (1, 2, 3):
     implement(f"nn.conv{_nd}d", float16=IN_FLOAT32)(conv_kernel(_nd))
     implement(f"nn.conv{_nd}d_transpose", float16=IN_FLOAT32)(conv_kernel(_nd, transposed=True))
+
+
+def conv2d_nchwc(inputs: list, attrs: Any) -> np.ndarray:
+    """nn.contrib_conv2d_NCHWc: the blocks undone (data (N, C, H, W), weight (O, C, KH,
+    KW)), the plain convolution, the output blocked again (N, O / oc, OH, OW, oc)."""
+    from .conv_relations import nchwc_geometry
+    g = nchwc_geometry(attrs)
+    data, weight = inputs
+    dtype = np.dtype(attrs.out_dtype or data.dtype)
+    n, cb, h, w, ic = data.shape
+    ob, wcb, kh, kw, _, oc = weight.shape
+    x = data.transpose(0, 1, 4, 2, 3).reshape(n, cb * ic, h, w).astype(dtype, copy=False)
+    wt = weight.transpose(0, 5, 1, 4, 2, 3).reshape(ob * oc, wcb * ic, kh, kw)
+    y = conv_ncs(x, wt.astype(dtype, copy=False), g.strides, g.dilation, g.pads, 1)
+    oh, ow = y.shape[2:]
+    y = y.astype(dtype, copy=False).reshape(n, ob, oc, oh, ow).transpose(0, 1, 3, 4, 2)
+    return np.ascontiguousarray(y)
+
+
+implement("nn.contrib_conv2d_NCHWc", float16=IN_FLOAT32)(conv2d_nchwc)

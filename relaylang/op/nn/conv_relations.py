@@ -180,3 +180,100 @@ def _transposed_len(size: Dim, k: Dim, g: ConvGeometry, j: int) -> Dim:
     if n <= 0:
         raise TypeRelError(f"padding {g.pads[j]} leaves no output on spatial axis {j}", arg=0)
     return n
+
+
+# ------------------------------------------------------------- nn.contrib_conv2d_NCHWc
+
+@dataclass(frozen=True)
+class NCHWcGeometry:
+    """A channel-blocked 2-D convolution: data (N, C / ic, H, W, ic), weight
+    (O / oc, C / ic, KH, KW, ic, oc), output (N, O / oc, OH, OW, oc)."""
+
+    ic: int                      # the data's (and the weight's input) channel block
+    oc: int                      # the output's (and the weight's output) channel block
+    strides: tuple[Dim, ...]
+    dilation: tuple[Dim, ...]
+    pads: list[tuple[Dim, Dim]]
+
+
+def _block_of(layout: str, primal: str, what: str) -> int:
+    """The factor of `layout` = primal + `<k><c>` (NCHW16c -> 16; OIHW16i16o: i then o)."""
+    from ..layouts import parse_layout
+    axes = parse_layout(layout, what)
+    letters = "".join(a for a, _ in axes)
+    want = primal + primal[1].lower()
+    if letters != want or axes[-1][1] is None:
+        raise TypeRelError(f"{what} {layout!r} is not supported: expected {primal} with its "
+                           f"{primal[1]} axis blocked last, as in {primal}16{primal[1].lower()}")
+    return int(axes[-1][1])
+
+
+def _kernel_blocks(layout: str) -> tuple[int, int]:
+    from ..layouts import parse_layout
+    axes = parse_layout(layout, "kernel_layout")
+    if "".join(a for a, _ in axes) != "OIHWio" or None in (axes[4][1], axes[5][1]):
+        raise TypeRelError(f"kernel_layout {layout!r} is not supported: expected OIHW with "
+                           "blocks of input then output channels last, as in OIHW16i16o")
+    return int(axes[4][1]), int(axes[5][1])   # type: ignore[arg-type]
+
+
+def nchwc_geometry(attrs: Any) -> NCHWcGeometry:
+    strides = spatial(attrs.strides, 2, "strides")
+    dilation = spatial(attrs.dilation, 2, "dilation")
+    positive(strides, "strides")
+    positive(dilation, "dilation")
+    if attrs.groups != 1:
+        raise TypeRelError(f"nn.contrib_conv2d_NCHWc takes groups=1, got {attrs.groups}")
+    ic = _block_of(attrs.data_layout, "NCHW", "data_layout")
+    oc = _block_of(attrs.out_layout or attrs.data_layout, "NCHW", "out_layout")
+    ki, ko = _kernel_blocks(attrs.kernel_layout)
+    if ki != ic:
+        raise TypeRelError(f"kernel_layout {attrs.kernel_layout!r} blocks input channels by "
+                           f"{ki} but data_layout {attrs.data_layout!r} by {ic}")
+    if ko != oc:
+        raise TypeRelError(f"kernel_layout {attrs.kernel_layout!r} blocks output channels by "
+                           f"{ko} but the output layout "
+                           f"{attrs.out_layout or attrs.data_layout!r} by {oc}")
+    return NCHWcGeometry(ic, oc, strides, dilation, padding_pairs(attrs.padding, 2))
+
+
+def conv2d_nchwc_rel(args: list[Type], attrs: Any) -> Type | None:
+    """TVM's nn.contrib_conv2d_NCHWc (Conv2DWinogradRel over blocked layouts): data
+    (N, C/ic, H, W, ic) in data_layout NCHW{ic}c, weight (O/oc, C/ic, KH, KW, ic, oc) in
+    kernel_layout OIHW{ic}i{oc}o, the result (N, O/oc, OH, OW, oc) in out_layout
+    NCHW{oc}c (empty: data_layout)."""
+    if not all_known(args[:2]):
+        return None
+    g = nchwc_geometry(attrs)
+    data, weight = tensor(args, 0, "data"), tensor(args, 1, "weight")
+    expect_rank(data, 5, "data", 0)
+    expect_rank(weight, 6, "weight", 1)
+    expect_dim(data.shape[4], g.ic, f"data_layout {attrs.data_layout!r} holds {g.ic} channels "
+               f"in its last axis but data has {dim_str(data.shape[4])}", arg=0, dim=4)
+    expect_dim(weight.shape[4], g.ic, f"the weight's axis 4 must hold {g.ic} input channels "
+               f"(kernel_layout {attrs.kernel_layout!r}), not {dim_str(weight.shape[4])}",
+               arg=1, dim=4)
+    expect_dim(weight.shape[5], g.oc, f"the weight's axis 5 must hold {g.oc} output channels "
+               f"(kernel_layout {attrs.kernel_layout!r}), not {dim_str(weight.shape[5])}",
+               arg=1, dim=5)
+    expect_dim(data.shape[1], weight.shape[1],
+               f"data has {dim_str(data.shape[1])} blocks of input channels (dimension 1) but "
+               f"the weight takes {dim_str(weight.shape[1])} (dimension 1)", arg=1, dim=1)
+    o = dim_mul(weight.shape[0], g.oc)
+    if attrs.channels is not None:
+        expect_dim(o, attrs.channels, f"channels is {dim_str(attrs.channels)} but the weight "
+                   f"has {dim_str(o)} output channels", arg=1, dim=0)
+    ksize = [weight.shape[2], weight.shape[3]]
+    _check_kernel_size(attrs, ksize, 2)
+    out = []
+    for j in range(2):
+        size = data.shape[2 + j]
+        pad = dim_add(*g.pads[j])
+        n = window_out(size, pad, ksize[j], g.strides[j], g.dilation[j])
+        if is_int(n) and n <= 0:
+            raise TypeRelError(f"the input is too small: spatial axis {j} has size {size} "
+                               f"(padded by {dim_str(pad)}) but the dilated kernel spans "
+                               f"{(ksize[j] - 1) * g.dilation[j] + 1}", arg=0, dim=2 + j)
+        out.append(n)
+    return TensorType((data.shape[0], weight.shape[0], out[0], out[1], g.oc),
+                      out_dtype(attrs.out_dtype, data.dtype))

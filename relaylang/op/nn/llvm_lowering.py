@@ -7,59 +7,15 @@ float32 with a float32 accumulator and is rounded once, as `float16_in_float32` 
 (softmax, log_softmax, layer_norm and batch_norm too). nn.pad supports the constant,
 edge and reflect modes; nn.dropout is the inference identity (and a mask of ones).
 
-Loop shapes (what `backend/llvm/schedule.py` makes of them):
-- convolutions whose output channels per group are a multiple of 4 (or depthwise ones
-  with a multiple of 4 channels): blocked, T[n, o // B, *sp, o % B] with the weight
-  re-laid out as Wb[o // B, c, *k, o % B] (B = 64, 32, 16, 8 or 4): the innermost loop is a
-  register tile of B output channels fed by one broadcast input value, and the
-  weights one output position reads (C * K * B) stay in cache; depthwise re-lays the
-  padded input in blocks of B channels too. The result is copied to the output layout
-  by the (inlined) epilogue. Measured on one core (AVX-512): 1x64x56x56 3x3 -> 64
-  ~70 GFLOPS, 14x14 layers ~69, 7x7 layers ~36-45 (since then, with the scheduler's
-  row blocks: 56x56 ~190, 14x14 ~190, 7x7 ~135-150). Outputs at most
-  `FLAT_PIXELS_MAX_WIDTH` (16) wide flatten their pixels, T[n, o // B, h * W + w, o % B],
-  so that a row block of 6 pixels runs across image rows (a 7-wide row was 4 + 3):
-  512x7x7 3x3 134 -> 150 GFLOPS, 512x14x14 3x3 stride 2 109 -> 139, 512->2048 1x1 7x7
-  140 -> 157 (one core; 28-wide outputs measured 0-10% slower flattened).
-- depthwise convolutions (multiplier 1) with unit strides and an output at least
-  `DEPTHWISE_DIRECT_MIN_WIDTH` (48) wide: the direct form below (a tile of output
-  columns per channel plane; each parallel iteration pads its own channel), which
-  splits over threads without re-laying out the input: 128x56x56 3x3 0.29 ms on one
-  core blocked, 0.35 direct, but 0.31-0.46 blocked on two against 0.19 direct. Narrower
-  or strided ones stay blocked (256x28x28: 0.16 ms blocked, 0.35 direct);
-- other convolutions (few or odd output channels): T[n, *sp, o] with o innermost
-  (groups == 1), else the direct NCHW-style reduction;
-- padding is a materialised padded copy of the input (no bounds checks in the
-  reduction);
-- dense, matmul and batch_matmul with 4+ rows and a reduction of 16+ (dense: any
-  reduction when a block divides the columns): a blocked GEMM (`_blocked_gemm`), the
-  right-hand side re-laid out in panels of 64/32/16/8 columns (K x 64 floats, reused
-  from cache by every row; zero columns pad N when no block divides it and at most 1/8
-  or the least is wasted: 1000 -> 1024), packed once at build time when it is a
-  constant; the scheduler's register tile is 6 rows x 64 columns (24 zmm accumulators,
-  broadcast FMAs) and the panels (and the batch) run in parallel; with fewer than 4
-  panels the rows are split into chunks as well (`_row_chunk`). Measured on one core
-  (packed weight, AVX-512): 1024^3 dense / matmul 11.0 ms (195 GFLOPS; OpenBLAS 11.4),
-  matmul went from 35 ms (4 KiB-strided b[k, j] rows per tile), 4x256x256x256
-  batch_matmul with transpose_b from 4.1 to 0.8 ms, 512x512x64 dense from 0.37 to 0.16.
-  Otherwise (GEMV, few or odd columns, short K) a dot product per output element,
-  contiguous in both operands (transpose_b, dense), or the row update out[i, :] +=
-  a[i, k] * b[k, :] (a tile of output columns), which the scheduler runs in parallel.
-- convolutions (groups == 1) with a short reduction, input channels per group times
-  the window at most `_DIRECT_REDUCTION` (32; MNIST's first layer: 1 x 5 x 5), and an
-  output at least 8 wide: the direct form out[n, o, h, w] = sum x[n, c, h*s + kh, w*s +
-  kw] * W[o, c, kh, kw], whose innermost loop is a tile of output columns (the window
-  read contiguously) with no re-laid weight and no epilogue: MNIST's 1x1x28x28 * 20x1x5x5
-  went from 106 us (5 GFLOPS; blocks of 4 channels over a 25-long reduction) to 28 us
-  (21 GFLOPS) on one core. Depthwise convolutions stay blocked (the direct form measured
-  2x slower on narrow outputs; wide stride-1 ones use it, see above) and longer
-  reductions too (MNIST's 20x5x5 one: 176 us direct, 112 blocked).
-- the channels-last form pads a count of output channels above 16 to a multiple of 16
-  (zero weights; the epilogue reads the real ones): MNIST's 1x20x12x12 * 50x20x5x5
-  went from 113 us (28 GFLOPS; 50 = 3 vectors and a scalar remainder) to 57 us (56).
-Kernels with stages of different shapes (a padded input, a re-laid weight, the blocked
-result) are parallel: the scheduler has every call compute the cheap stages (the
-prologue) itself and splits the blocked result with its epilogue (`schedule.py`).
+Where the loop shapes are described (what `backend/llvm/schedule.py` makes of them):
+`gemm_lowering.py` (dense, matmul, batch_matmul: the blocked GEMM), `conv_lowering.py`
+(the convolution forms: blocked, direct, depthwise, channels-last) and
+`conv_nchwc_lowering.py` (nn.contrib_conv2d_NCHWc, the channel-blocked layout
+AlterOpLayout chooses for the llvm target). Padding is a materialised padded copy of
+the input (no bounds checks in the reduction); kernels with stages of different shapes
+(a padded input, a re-laid weight, the blocked result) are parallel: the scheduler has
+every call compute the cheap stages (the prologue) itself and splits the blocked result
+with its epilogue.
 """
 from __future__ import annotations
 
@@ -68,6 +24,7 @@ from typing import Any
 
 from ..registry import implement
 from . import conv_lowering, gemm_lowering  # noqa: F401  (their @implement registrations)
+from . import conv_nchwc_lowering  # noqa: F401  (nn.contrib_conv2d_NCHWc)
 from .lowering_support import _acc, _widen, _out, _finish, _axis, _is_float, _product, _row_index
 
 

@@ -206,3 +206,40 @@ def l2_normalize(inputs: list, attrs: Any) -> np.ndarray:
     norm = np.sqrt(np.maximum((x * x).sum(axis=axes, keepdims=True),
                               np.asarray(attrs.eps, x.dtype)))
     return (x / norm).astype(x.dtype)
+
+
+# ------------------------------------------------------------ losses (TVM's _nn.py computes)
+
+@implement("nn.cross_entropy", float16=IN_FLOAT32)
+def cross_entropy(inputs: list, attrs: Any) -> np.ndarray:
+    """-sum(log(x) * y) / batch."""
+    x, y = inputs
+    return np.asarray(-(np.log(x) * y).sum() / x.shape[0], dtype=x.dtype)
+
+
+@implement("nn.cross_entropy_with_logits", float16=IN_FLOAT32)
+def cross_entropy_with_logits(inputs: list, attrs: Any) -> np.ndarray:
+    """-sum(x * y) / batch (x: log-probabilities, as log_softmax makes them)."""
+    x, y = inputs
+    return np.asarray(-(x * y).sum() / x.shape[0], dtype=x.dtype)
+
+
+@implement("nn.nll_loss", float16=IN_FLOAT32)
+def nll_loss(inputs: list, attrs: Any) -> np.ndarray:
+    """topi's nll_loss: -predictions[n, t, ..] * weights[t] per target t (0 where t is
+    ignore_index); "mean" divides the sum by the sum of those weights."""
+    pred, targets, weights = inputs
+    t = targets.astype(np.int64)
+    valid = t != attrs.ignore_index
+    safe = np.where(valid, t, 0)
+    if pred.ndim == 1:
+        picked = pred[safe]
+    else:
+        picked = np.take_along_axis(pred, np.expand_dims(safe, 1), axis=1).squeeze(1)
+    w = np.where(valid, weights[safe], 0)
+    loss = np.where(valid, -picked * w, 0)
+    if attrs.reduction == "none":
+        return loss.astype(pred.dtype)
+    if attrs.reduction == "sum":
+        return np.asarray(loss.sum(), dtype=pred.dtype)
+    return np.asarray(loss.sum() / w.sum(), dtype=pred.dtype)

@@ -3,8 +3,9 @@
 Mirrors TVM's src/relay/op/nn/nn.cc and nn.h: MatmulRel (dense is matmul with a
 transposed (units, in) weight), BatchMatmulRel, BiasAddRel, PReluRel,
 DropoutRel, BatchFlattenRel, BatchNormRel (a 3-tuple: output, mean, variance),
-LayerNormRel, GroupNormRel, InstanceNormRel, and the identity relations of
-relu, leaky_relu, softmax, lrn and l2_normalize.
+LayerNormRel, GroupNormRel, InstanceNormRel, the identity relations of
+relu, leaky_relu, softmax, lrn and l2_normalize, and the losses' CrossEntropyRel and
+NLLLossRel.
 """
 from __future__ import annotations
 
@@ -215,3 +216,58 @@ def lrn_rel(args: list[Type], attrs: Any) -> Type | None:
     if attrs.size <= 0:
         raise TypeRelError(f"size must be positive, got {attrs.size}")
     return data
+
+
+# ------------------------------------------------------------ losses
+
+def cross_entropy_rel(args: list[Type], attrs: Any) -> Type | None:
+    """CrossEntropyRel: predictions and targets (batch, classes), the same shape; a scalar
+    of the predictions' dtype (nn.cross_entropy and nn.cross_entropy_with_logits)."""
+    if not all_known(args[:2]):
+        return None
+    x, y = tensor(args, 0, "x"), tensor(args, 1, "y")
+    expect_rank(x, 2, "x", 0)
+    expect_rank(y, 2, "y", 1)
+    for d in (0, 1):
+        expect_dim(y.shape[d], x.shape[d], f"x has shape {shape_str(x.shape)} but y has "
+                   f"{shape_str(y.shape)}: they must be equal", arg=1, dim=d)
+    if y.dtype != x.dtype:
+        raise TypeRelError(f"x has dtype {x.dtype} but y has {y.dtype}: they must be equal",
+                           arg=1)
+    return TensorType((), x.dtype)
+
+
+def nll_loss_rel(args: list[Type], attrs: Any) -> Type | None:
+    """NLLLossRel: predictions (N, C, d..) of a float dtype, targets (N, d..) of an integer
+    dtype, weights (C,) of the predictions' dtype; the loss per target (reduction "none")
+    or a scalar ("mean", "sum")."""
+    if not all_known(args[:3]):
+        return None
+    pred, targets, weights = (tensor(args, 0, "predictions"), tensor(args, 1, "targets"),
+                              tensor(args, 2, "weights"))
+    reduction_choice(attrs.reduction)
+    if len(pred.shape) != len(targets.shape) + 1 or not pred.shape:
+        raise TypeRelError(f"predictions {shape_str(pred.shape)} must have one more axis (the "
+                           f"classes, axis 1) than targets {shape_str(targets.shape)}", arg=1)
+    expect_rank(weights, 1, "weights", 2)
+    classes = pred.shape[1] if len(pred.shape) > 1 else pred.shape[0]
+    expect_dim(weights.shape[0], classes, f"weights has {dim_str(weights.shape[0])} values "
+               f"but predictions have {dim_str(classes)} classes", arg=2, dim=0)
+    rest = pred.shape[:1] + pred.shape[2:] if len(pred.shape) > 1 else ()
+    for d, (a, b) in enumerate(zip(targets.shape, rest)):
+        expect_dim(a, b, f"targets {shape_str(targets.shape)} do not match predictions "
+                   f"{shape_str(pred.shape)} without their class axis", arg=1, dim=d)
+    if not pred.dtype.startswith(("float", "bfloat")) or weights.dtype != pred.dtype:
+        raise TypeRelError(f"predictions and weights must have the same float dtype, got "
+                           f"{pred.dtype} and {weights.dtype}", arg=2)
+    if not targets.dtype.startswith(("int", "uint")):
+        raise TypeRelError(f"targets must be an integer tensor, got dtype {targets.dtype}",
+                           arg=1)
+    if attrs.reduction == "none":
+        return TensorType(targets.shape, pred.dtype)
+    return TensorType((), pred.dtype)
+
+
+def reduction_choice(reduction: str) -> None:
+    if reduction not in ("mean", "sum", "none"):
+        raise TypeRelError(f"reduction must be one of mean, sum, none, got {reduction!r}")

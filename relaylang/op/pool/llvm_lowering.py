@@ -8,13 +8,28 @@ in int64 and truncate toward zero. Adaptive windows are [floor(i * n / out),
 ceil((i + 1) * n / out)) per axis. float16 is computed in float32 and rounded once.
 
 Each pool is one reduction over the window axes per output element, the window read
-with bounds checks (no padded copy: the kernel stays one stage).
+with bounds checks (no padded copy: the kernel stays one stage), except along an axis
+whose windows all lie inside the data (no padding before it, no ceil_mode tail): read
+unchecked there. A window of at most `UNROLLED_WINDOW_MAX` positions is written out
+(no reduction loop: the output's innermost loop vectorises).
 """
 from __future__ import annotations
 
+import itertools
+import math
+from collections.abc import Sequence
 from typing import Any
 
 from ..registry import implement
+
+# A window of at most this many positions is written out (max(x[..r=0], x[..r=1], ...)
+# for each output element, no reduction loop): the output's innermost loop then
+# vectorises, a strided window column read as an interleaved group. Kernel times, one
+# thread, NCHW, reduction loop (with the unchecked axes) -> written out: max 2x2/2 of
+# 1x8x28x28 2.2 -> 1.5 us, of 1x64x56x56 65 -> 46 us; max 3x3/3 of 1x16x14x14 3.2 ->
+# 0.75 us; max 3x3/2 pad 1 of 1x64x112x112 529 -> 339 us; avg 2x2/2 of 1x32x28x28
+# 11.1 -> 3.2 us. (NCHWc pools, channels innermost, vectorise either way.)
+UNROLLED_WINDOW_MAX = 16
 
 
 def _acc(dtype: str, kind: str) -> str:
@@ -64,44 +79,68 @@ def _pool(nd: int, kind: str) -> Any:
         ds = [int(d) for d in g.dilation]
         pads = [(int(p), int(q)) for p, q in g.pads]
         sizes = [x.shape[a] for a in axes]
-        r = [b.reduce_axis(k, f"r{j}") for j, k in enumerate(ks)]
+        # an axis whose windows never leave the data (no padding before it, the last
+        # window inside it: no ceil_mode tail) reads it unchecked
+        inside_always = [pads[j][0] == 0 and shape[a] > 0
+                         and (shape[a] - 1) * ss[j] + (ks[j] - 1) * ds[j] < sizes[j]
+                         for j, a in enumerate(axes)]
+        unrolled = 0 < math.prod(ks) <= UNROLLED_WINDOW_MAX
+        r = [] if unrolled else [b.reduce_axis(k, f"r{j}") for j, k in enumerate(ks)]
 
-        def window(i: tuple) -> tuple[list, list]:
+        def window(i: tuple, rv: Sequence[Any]) -> tuple[list, list]:
             starts, pos = [], []
             for j, a in enumerate(axes):
                 st = i[a] * ss[j] - pads[j][0] if ss[j] != 1 else i[a] - pads[j][0]
                 starts.append(st)
-                pos.append(st + (r[j] * ds[j] if ds[j] != 1 else r[j]))
+                pos.append(st + (rv[j] * ds[j] if ds[j] != 1 else rv[j]))
             return starts, pos
 
         def value(i: tuple, pos: list, fill: Any) -> Any:
             idx = list(i)
             inside = None
             for j, a in enumerate(axes):
+                if inside_always[j]:
+                    idx[a] = pos[j]
+                    continue
                 n = sizes[j]
                 ok = b.logical_and(b.ge(pos[j], 0), b.lt(pos[j], n))
                 inside = ok if inside is None else b.logical_and(inside, ok)
                 idx[a] = b.min(b.max(pos[j], 0), max(n - 1, 0))
             if x.size == 0:
                 return fill
-            return b.select(inside, b.cast(x[tuple(idx)], acc), fill)
+            v = b.cast(x[tuple(idx)], acc)
+            return v if inside is None else b.select(inside, v, fill)
+
+        def terms(i: tuple, fill: Any) -> list:
+            """The window's values, in the reduction's order (unrolled form)."""
+            return [value(i, window(i, rv)[1], fill)
+                    for rv in itertools.product(*(range(k) for k in ks))]
 
         if kind == "max":
             def fmax(*i: Any) -> Any:
-                _, pos = window(i)
-                return b.reduce_max(value(i, pos, _lowest(b, acc)), r)
+                if unrolled:
+                    vals = terms(i, _lowest(b, acc))
+                    out = vals[0]
+                    for v in vals[1:]:
+                        out = b.max(out, v)
+                    return out
+                return b.reduce_max(value(i, window(i, r)[1], _lowest(b, acc)), r)
             t = b.compute(shape, fmax, dtype=acc, name=f"max_pool{nd}d")
             if acc == dt:
                 return t
             return b.compute(shape, lambda *i: b.cast(t[i], dt), dtype=dt, name="pool_cast")
 
         def fsum(*i: Any) -> Any:
-            _, pos = window(i)
-            return b.reduce_sum(value(i, pos, b.const(0, acc)), r)
+            if unrolled:
+                out = b.const(0, acc)
+                for v in terms(i, b.const(0, acc)):
+                    out = out + v
+                return out
+            return b.reduce_sum(value(i, window(i, r)[1], b.const(0, acc)), r)
         total = b.compute(shape, fsum, dtype=acc, name=f"avg_pool{nd}d")
 
         def favg(*i: Any) -> Any:
-            starts, _ = window(i)
+            starts, _ = window(i, [0] * nd)
             count = None
             for j in range(nd):
                 lo, hi = (-pads[j][0], sizes[j] + pads[j][1]) if attrs.count_include_pad \

@@ -69,6 +69,8 @@ class Plan:
     wants: tuple[Info, ...]              # per argument: the layout it must arrive in
     output: Info                         # the fact of the result
     forward: int | None = None           # the call is its argument `forward` (it vanished)
+    op: str | None = None                # the call becomes a call of this op (AlterOpLayout's
+                                         # nn.conv2d -> nn.contrib_conv2d_NCHWc)
 
 
 # What a pass would like an op to use: the op's call -> its data (and kernel) layouts,
@@ -82,6 +84,17 @@ Rule = Callable[[Call, "list[Info]", Prefer], "Plan | None"]
 def is_plain(layout: str) -> bool:
     """Only upper-case axes (NHWC, not NCHW16c): a permutation of another plain layout."""
     return layout.isalpha() and layout.isupper() and len(set(layout)) == len(layout)
+
+
+def axis_letters(layout: str) -> list[str]:
+    """The axes of `layout` in order: NCHW16c -> [N, C, H, W, c] (a plain layout: its
+    letters)."""
+    return [a for a, _ in parse_layout(layout)]
+
+
+def split_axes(layout: str) -> dict[str, int]:
+    """The primal axes `layout` splits and their factors: NCHW16c -> {C: 16}."""
+    return {a.upper(): int(f) for a, f in parse_layout(layout) if f is not None}
 
 
 def rewrite_layouts(fn: Function, rules: dict[str, Rule], prefer: Prefer) -> Function:
@@ -156,6 +169,9 @@ class _Rewriter:
         new_args = [self.bring(v, have, want) for (v, have), want in zip(args, plan.wants)]
         if plan.forward is not None:
             return new_args[plan.forward], plan.output
+        if plan.op is not None:
+            return Call(get_op(plan.op), tuple(new_args), plan.attrs, call.type_args,
+                        span=call.span), plan.output
         if plan.attrs is call.attrs or plan.attrs == call.attrs:
             return call.with_children([call.op, *new_args]), plan.output
         return Call(call.op, tuple(new_args), plan.attrs, call.type_args,

@@ -26,6 +26,12 @@ of its arguments, see `Laid`):
   layout_transform  of a converted value from its original layout is the value itself.
 
 Every op without a kind is an edge: its arguments get their original layouts back.
+
+Blocked layouts (NCHW16c: AlterOpLayout's nn.contrib_conv2d_NCHWc for llvm, nchwc.py)
+are followed by elemwise, broadcast (a lower-rank operand is transformed over the
+matching tail, CHW -> CHW16c; an operand broadcast along a split axis is an edge, a
+transform would pad it with zeros), pool (pooled axes unsplit) and axis ops whose axis
+is not split; the other kinds follow plain layouts only.
 """
 from __future__ import annotations
 
@@ -35,7 +41,8 @@ from typing import Any
 from ...ir.expr import Call, Tuple
 from ...ir.types import TensorType, TupleType
 from ...op import all_ops
-from .rewrite import Info, Laid, Plan, Prefer, Rule, is_plain, laid
+from .nchwc import NCHWC, nchwc_plan
+from .rewrite import Info, Laid, Plan, Prefer, Rule, axis_letters, is_plain, laid, split_axes
 
 
 def _rank(expr: Any) -> int | None:
@@ -46,8 +53,39 @@ def _rank(expr: Any) -> int | None:
 def _renumber(axis: int, have: Laid) -> int:
     """`axis` of the original layout as an axis of the new one (negative stays negative)."""
     rank = len(have.old)
-    new = have.new.index(have.old[axis + rank if axis < 0 else axis])
-    return new - rank if axis < 0 else new
+    letters = axis_letters(have.new)
+    new = letters.index(have.old[axis + rank if axis < 0 else axis])
+    return new - len(letters) if axis < 0 else new
+
+
+def _blocked(info: Info) -> bool:
+    """A fact whose new layout splits an axis (NCHW16c): only the rules that know how
+    follow it (elementwise, broadcast, pools, axis ops on an unsplit axis)."""
+    return isinstance(info, Laid) and not is_plain(info.new)
+
+
+def _whole_on_splits(shape: tuple, letters: str, splits: dict[str, int],
+                     full: dict[str, object]) -> bool:
+    """Whether an operand (axes `letters`) has the output's whole extent on every axis a
+    blocked layout splits: a broadcast size 1 there would be padded with zeros by the
+    layout_transform instead of broadcasting."""
+    for letter, d in zip(letters, shape):
+        if letter in splits and d != full.get(letter):
+            return False
+    return True
+
+
+def _tail_layout(new: str, old_tail: str) -> str | None:
+    """The layout of a lower-rank operand (axes `old_tail`, aligned with the last axes of
+    the original layout) when the full-rank value is in `new`: the axes of `new` over
+    those letters, which must be a tail of `new` for broadcasting to align them (NHWC:
+    CHW -> HWC; NCHW16c: CHW -> CHW16c)."""
+    from ...op.layouts import parse_layout
+    axes = parse_layout(new)
+    keep = [(a, f) for a, f in axes if a.upper() in old_tail]
+    if len(keep) == 0 or keep != list(axes[len(axes) - len(keep):]):
+        return None
+    return "".join(f"{f}{a}" if f else a for a, f in keep)
 
 
 # ---------------------------------------------------------------- anchors
@@ -56,6 +94,8 @@ def _renumber(axis: int, have: Laid) -> int:
 def conv_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan | None:
     attrs: Any = call.attrs
     chosen = prefer(call)
+    if chosen is not None and chosen[0] == NCHWC:
+        return nchwc_plan(call, infos)   # AlterOpLayout for llvm: nn.contrib_conv2d_NCHWc
     if chosen is None:
         data, kernel, new_attrs = attrs.data_layout, attrs.kernel_layout, attrs
     else:
@@ -75,6 +115,15 @@ def conv_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan | None:
 def pool_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan | None:
     attrs: Any = call.attrs
     chosen, have = prefer(call), infos[0]
+    if _blocked(have):
+        # follow a channel-blocked input (NCHW16c): the pools' relations and kernels take
+        # any layout whose pooled axes are not split
+        if not (have.old == attrs.layout and attrs.out_layout in ("", attrs.layout)
+                and is_plain(attrs.layout)
+                and not set(split_axes(have.new)) & set(attrs.layout) - {"N", "C"}):
+            return None
+        new_attrs = dataclasses.replace(attrs, layout=have.new)
+        return Plan(new_attrs, (have,), have)
     if chosen is not None:                   # TVM's convert_*pool2d sets both
         new_attrs = dataclasses.replace(attrs, layout=chosen[0], out_layout=chosen[0])
     elif isinstance(have, Laid) and have.old == attrs.layout \
@@ -104,19 +153,27 @@ def broadcast_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan | None
     lead = next((i for i in infos if isinstance(i, Laid) and len(i.old) == rank), None)
     if lead is None:
         return None
+    out_ty = call.checked_type
+    splits = split_axes(lead.new)
+    full = dict(zip(lead.old, out_ty.shape)) if isinstance(out_ty, TensorType) else {}
     wants: list[Info] = []
     for arg, have in zip(call.args, infos):
         ty = arg.checked_type
         if not isinstance(ty, TensorType):
             return None
         r = len(ty.shape)
-        if all(d == 1 for d in ty.shape):    # broadcasts the same in every layout
+        if all(d == 1 for d in ty.shape) and not _blocked(have):
+            # broadcasts the same in every layout
             wants.append(have if isinstance(have, Laid) else None)
         elif r == rank:
+            if splits and not _whole_on_splits(tuple(ty.shape), lead.old, splits, full):
+                return None
             wants.append(Laid(lead.old, lead.new))
         else:                                # aligned with the layouts' last r axes
-            old, new = lead.old[rank - r:], lead.new[rank - r:]
-            if sorted(old) != sorted(new):
+            old = lead.old[rank - r:]
+            new = _tail_layout(lead.new, old)
+            if new is None or (splits and not _whole_on_splits(tuple(ty.shape), old, splits,
+                                                               full)):
                 return None
             wants.append(Laid(old, new))
     return Plan(call.attrs, tuple(wants), lead)
@@ -127,6 +184,11 @@ def axis_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan | None:
     have = infos[0]
     if not isinstance(have, Laid):
         return None
+    if _blocked(have):
+        rank = len(have.old)
+        axis = call.attrs.axis  # type: ignore[union-attr]
+        if have.old[axis + rank if axis < 0 else axis] in split_axes(have.new):
+            return None          # a per-channel vector cannot follow blocked channels
     attrs = dataclasses.replace(call.attrs, axis=_renumber(call.attrs.axis, have))  # type: ignore
     wants = (have, *(None for _ in call.args[1:]))
     ty = call.checked_type                   # batch_norm: (data, mean, variance)
@@ -135,6 +197,8 @@ def axis_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan | None:
 
 
 def concatenate_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan | None:
+    if any(_blocked(i) for i in (infos[0] if isinstance(infos[0], tuple) else infos[:1])):
+        return None          # follows plain layouts only
     fields = infos[0]
     if not (isinstance(call.args[0], Tuple) and isinstance(fields, tuple)):
         return None
@@ -146,6 +210,8 @@ def concatenate_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan | No
 
 
 def reduce_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan | None:
+    if any(_blocked(i) for i in (infos[0] if isinstance(infos[0], tuple) else infos[:1])):
+        return None          # follows plain layouts only
     have = infos[0]
     attrs: Any = call.attrs
     if not isinstance(have, Laid):
@@ -175,6 +241,8 @@ def arg_reduce_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan | Non
 
 
 def pad_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan | None:
+    if any(_blocked(i) for i in (infos[0] if isinstance(infos[0], tuple) else infos[:1])):
+        return None          # follows plain layouts only
     have = infos[0]
     attrs: Any = call.attrs
     if not isinstance(have, Laid) or attrs.pad_width is None:
@@ -184,6 +252,8 @@ def pad_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan | None:
 
 
 def transpose_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan | None:
+    if any(_blocked(i) for i in (infos[0] if isinstance(infos[0], tuple) else infos[:1])):
+        return None          # follows plain layouts only
     have = infos[0]
     attrs: Any = call.attrs
     if not isinstance(have, Laid):
@@ -198,6 +268,8 @@ def transpose_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan | None
 
 
 def layout_transform_rule(call: Call, infos: list[Info], prefer: Prefer) -> Plan | None:
+    if any(_blocked(i) for i in (infos[0] if isinstance(infos[0], tuple) else infos[:1])):
+        return None          # follows plain layouts only
     have = infos[0]
     attrs: Any = call.attrs
     if not (isinstance(have, Laid) and attrs.src_layout == have.old

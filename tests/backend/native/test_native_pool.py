@@ -136,7 +136,9 @@ def test_statuses_are_ored_and_blamed_on_the_failing_step(div_lib, monkeypatch):
     try:
         table = next(t for t, _, _ in _segments(div_lib, n)
                      if t is not None and div in t.calls)
-        assert table.calls.index(div) == 1 and table.steps[1].parallel == 1
+        # a split step's row holds its ranges per thread (the pool's default here)
+        assert table.calls.index(div) == 1 and \
+            table.steps[1].parallel == threads.CHUNKS_PER_THREAD
         for where in (0, n // 2, n - 1):     # the caller's range, a middle one, the last
             y = np.ones(n, "int32")
             y[where] = 0

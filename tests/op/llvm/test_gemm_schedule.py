@@ -45,7 +45,10 @@ def test_column_block_choice() -> None:
     assert _gemm_block(8) == 8 and _gemm_block(24) == 8 or _gemm_block(24) == 32
     assert _gemm_block(1000) == 64          # 1024: 2.4% padding
     assert _gemm_block(70) == 16            # 80 (the least padding)
-    assert _gemm_block(10) == 0 and _gemm_block(1) == 0 and _gemm_block(13) == 0
+    # below 16 columns: a block of 16 from _SMALL_N_BLOCKED (9) up, else the dot form
+    assert _gemm_block(10) == 16 and _gemm_block(13) == 16 and _gemm_block(9) == 16
+    assert _gemm_block(15) == 16
+    assert _gemm_block(1) == 0 and _gemm_block(7) == 0 and _gemm_block(5) == 0
 
 
 def _lowered(text: str, constant_params: frozenset[int] = frozenset()) -> list:
@@ -219,3 +222,79 @@ def test_one_panel_rows_in_chunks(dtype: str) -> None:
              "nn.relu(nn.dense(%x2, %w2, units=None))",
              "nn.batch_matmul(%p, %q, transpose_b=False)", "nn.dense(%p3, %w2, units=None)"]
     _check(shapes, dtype, calls, 9)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32"])
+def test_few_columns_padded_to_a_block(dtype: str) -> None:
+    """9 to 15 output columns: one padded block of 16 (the weight's zero columns never
+    read back), rows not multiples of the row block, K odd, one row, batch > 1; 7
+    columns keep the dot-product form."""
+    shapes = {"x": (13, 37), "w10": (10, 37), "w9": (9, 37), "w15": (15, 37),
+              "w7": (7, 37), "x1": (1, 37), "x3": (2, 5, 37), "x5": (5, 37), "a": (29, 21),
+              "b": (21, 11), "bt": (13, 21), "p": (3, 9, 20), "q": (3, 20, 12),
+              "q1": (1, 14, 20)}
+    calls = ["nn.dense(%x, %w10, units=None)", "nn.dense(%x, %w9, units=None)",
+             "nn.dense(%x, %w15, units=None)", "nn.dense(%x, %w7, units=None)",
+             "nn.dense(%x1, %w10, units=None)", "nn.dense(%x3, %w15, units=None)",
+             "nn.dense(%x5, %w9, units=None)",
+             "nn.matmul(%a, %b, units=None)",
+             "nn.matmul(%a, %bt, units=None, transpose_b=True)",
+             "nn.batch_matmul(%p, %q, transpose_b=False)",
+             "nn.batch_matmul(%p, %q1, transpose_b=True)"]
+    _check(shapes, dtype, calls, 7)
+    text = _program({"x": (13, 37), "w": (10, 37)}, "float32", ["nn.dense(%x, %w, units=None)"])
+    assert "dense_weight_b" in str(_lowered(text)[0])
+    text = _program({"x": (13, 37), "w": (7, 37)}, "float32", ["nn.dense(%x, %w, units=None)"])
+    assert "weight_b" not in str(_lowered(text)[0])
+    # fewer rows than _SMALL_N_MIN_ROWS: the dot form (a block dividing N still blocks)
+    text = _program({"x": (5, 37), "w": (10, 37)}, "float32", ["nn.dense(%x, %w, units=None)"])
+    assert "weight_b" not in str(_lowered(text)[0])
+    text = _program({"x": (5, 37), "w": (16, 37)}, "float32", ["nn.dense(%x, %w, units=None)"])
+    assert "weight_b" in str(_lowered(text)[0])
+
+
+def test_few_columns_with_a_packed_weight_and_epilogue() -> None:
+    """MLP b64's last layer: a constant 10x128 weight packed at build into one block of
+    16 columns, bias add fused; 1 to 3 threads give the same bits."""
+    import os
+    rng = np.random.default_rng(8)
+    w = rng.standard_normal((10, 128)).astype("float32")
+    c = rng.standard_normal((10,)).astype("float32")
+    x = rng.standard_normal((64, 128)).astype("float32")
+    text = HEAD + ("def @main(%x: Tensor[(64, 128), float32], %w: Tensor[(10, 128), float32], "
+                   "%c: Tensor[(10), float32]) { nn.bias_add(nn.dense(%x, %w), %c) }\n")
+    lib = rl.build(rl.parse(text), target="llvm", params={"w": w, "c": c})
+    saved = os.environ.get("RELAY_NUM_THREADS")
+    try:
+        os.environ["RELAY_NUM_THREADS"] = "1"
+        alone = lib(x)
+        np.testing.assert_allclose(alone, x @ w.T + c, rtol=1e-4, atol=1e-4)
+        for n in ("2", "3"):
+            os.environ["RELAY_NUM_THREADS"] = n
+            assert lib(x).tobytes() == alone.tobytes()
+    finally:
+        if saved is None:
+            os.environ.pop("RELAY_NUM_THREADS", None)
+        else:
+            os.environ["RELAY_NUM_THREADS"] = saved
+
+
+@pytest.mark.parametrize("block, chunk", [(8, 0), (16, 8), (32, 16), (64, 0), (64, 12)])
+def test_gemm_knobs_keep_the_values(block: int, chunk: int) -> None:
+    """Every value of the knobs gemm.block / gemm.row_chunk gives the same product
+    (padded columns: N = 50 is no multiple of 32 or 64; a last partial row chunk)."""
+    from relaylang.backend.llvm import knobs
+    rng = np.random.default_rng(block + chunk)
+    x = rng.standard_normal((40, 70)).astype("float32")
+    w = rng.standard_normal((50, 70)).astype("float32")
+    mod = rl.parse(_program({"x": (40, 70), "w": (50, 70)}, "float32",
+                            ["nn.dense(%x, %w, units=None)"]))
+    settings = knobs.Settings(every={"gemm.block": block, "gemm.row_chunk": chunk})
+    with knobs.using(settings):
+        lib = rl.build(mod, target="llvm", params={"w": w}, cache=False)
+    (values,) = [v for _, v in lib.kernel_schedules.values()]
+    assert values["gemm.block"] == block
+    assert values["gemm.row_chunk"] == chunk
+    out = lib(x)
+    np.testing.assert_allclose(out[0] if isinstance(out, tuple) else out, x @ w.T,
+                               rtol=1e-4, atol=1e-4)

@@ -89,3 +89,79 @@ def test_annotations_are_identities() -> None:
                    "annotation.stop_fusion(%x), annotation.checkpoint(add(%x, 1f)), "
                    "nn.relu(on_device(%x))) }\n")
     assert_matches_interpreter(text, x)
+
+
+# Windows written out (at most UNROLLED_WINDOW_MAX positions) and reduced in a loop
+# (more), axes read unchecked (no padding before them, every window inside) beside
+# checked ones (padding on one side only, a ceil_mode tail), windows that leave the
+# last rows unread, MNIST's and a larger strided shape.
+WINDOW_FORMS = [
+    "pool_size=[2, 2], strides=[2, 2]",
+    "pool_size=[3, 3], strides=[3, 3]",
+    "pool_size=[5, 4], strides=[2, 3]",                         # 20 positions: a loop
+    "pool_size=[5, 4], strides=[1, 2], padding=[2, 1, 0, 2]",   # a loop, padded
+    "pool_size=[4, 4], strides=[1, 1]",                         # 16: written out
+    "pool_size=[3, 2], strides=[2, 2], padding=[1, 0]",         # H checked, W not
+    "pool_size=[2, 3], strides=[3, 2], padding=[0, 0, 1, 1]",   # padding after only
+    "pool_size=[2, 2], strides=[2, 2], ceil_mode=True",         # a tail on odd sizes
+    "pool_size=[1, 3], strides=[1, 1], dilation=[1, 2]",
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32"])
+def test_pool2d_window_forms(dtype: str) -> None:
+    from relaylang.op.pool.llvm_lowering import UNROLLED_WINDOW_MAX
+    assert 4 * 4 <= UNROLLED_WINDOW_MAX < 5 * 4      # the table covers both forms
+    rng = np.random.default_rng(4)
+    x = _values((2, 3, 11, 9), dtype, rng)
+    m = _values((1, 8, 28, 28), dtype, rng)
+    s = _values((1, 16, 14, 14), dtype, rng)
+    o = _values((1, 1, 1, 7), dtype, rng)
+    if dtype == "float32":
+        x[1, 2, 4, 2:5] = [np.nan, -np.inf, np.inf]
+        m[0, 3, 27, 26] = np.nan
+    calls = []
+    for attrs in WINDOW_FORMS:
+        calls.append(f"nn.max_pool2d(%x, {attrs})")
+        calls.append(f"nn.avg_pool2d(%x, {attrs})")
+        calls.append(f"nn.avg_pool2d(%x, {attrs}, count_include_pad=True)")
+    calls += ["nn.max_pool2d(%m, pool_size=[2, 2], strides=[2, 2])",
+              "nn.relu(nn.max_pool2d(%m, pool_size=[2, 2], strides=[2, 2]))",
+              "nn.avg_pool2d(%m, pool_size=[2, 2], strides=[2, 2])",
+              "nn.max_pool2d(%s, pool_size=[3, 3], strides=[3, 3])",
+              "nn.max_pool2d(%s, pool_size=[3, 3], strides=[2, 2], padding=[1, 1])",
+              "nn.max_pool2d(%o, pool_size=[1, 3], strides=[1, 2])",
+              "nn.avg_pool2d(%o, pool_size=[1, 4], strides=[1, 4], ceil_mode=True)"]
+    text = HEAD + (f"def @main(%x: Tensor[(2, 3, 11, 9), {dtype}], %m: Tensor[(1, 8, 28, 28), "
+                   f"{dtype}], %s: Tensor[(1, 16, 14, 14), {dtype}], %o: Tensor[(1, 1, 1, 7), "
+                   f"{dtype}]) {{ ({', '.join(calls)}) }}\n")
+    assert_matches_interpreter(text, x, m, s, o)
+
+
+def test_pool_unchecked_axes_are_chosen_statically() -> None:
+    """The lowering reads an axis unchecked only when every window lies inside it: the
+    kernel of a pool without padding has no select; padding on one side keeps one."""
+    import relaylang as rl
+    from relaylang.backend.native import kernels as nk
+
+    def kernel_text(attrs: str) -> str:
+        src = HEAD + ("def @main(%x: Tensor[(1, 2, 9, 9), float32]) { "
+                      f"nn.max_pool2d(%x, {attrs}) }}\n")
+        seen: list[str] = []
+        orig = nk.lower
+
+        def record(fn, name, consts=frozenset()):
+            prim = orig(fn, name, consts)
+            seen.append(str(prim))
+            return prim
+        nk.lower = record
+        try:
+            rl.build(rl.parse(src), target="llvm")
+        finally:
+            nk.lower = orig
+        return "\n".join(seen)
+    assert "select" not in kernel_text("pool_size=[2, 2], strides=[2, 2]")
+    # padding after that no window reaches (the last one is 6..7 of 9), and one reached
+    assert "select" not in kernel_text("pool_size=[2, 2], strides=[3, 3], padding=[0, 0, 1, 1]")
+    assert "select" in kernel_text("pool_size=[2, 2], strides=[2, 2], padding=[0, 0, 0, 1]")
+    assert "select" in kernel_text("pool_size=[2, 2], strides=[2, 2], ceil_mode=True")

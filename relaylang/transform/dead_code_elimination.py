@@ -22,6 +22,9 @@ only uses are its own calls is dead as well.
 
     let %a = add(%x, 1f); multiply(%a, 2f)   ==>   multiply(add(%x, 1f), 2f)
 
+`ignore_impurity=True` (TVM's option) treats every value as pure: an unused `let` goes
+whatever its value does, and `inline_once` inlines effects too.
+
 Functions marked `Primitive=1` (or `Compiler=...`) are left alone.
 """
 from __future__ import annotations
@@ -44,24 +47,29 @@ class DeadCodeElimination(FunctionPass):
     name: ClassVar[str] = "DeadCodeElimination"
     opt_level: ClassVar[int] = 1
     inline_once: bool = False          # -p DeadCodeElimination{inline_once=true}
+    ignore_impurity: bool = False      # TVM's option: every value counts as pure
 
     def transform_function(self, fn: Function, mod: IRModule, ctx: PassContext) -> Function:
         if is_opaque(fn):
             return fn
-        out = dead_code_elimination(fn, self.inline_once)
+        out = dead_code_elimination(fn, self.inline_once, self.ignore_impurity)
         assert isinstance(out, Function)
         return out
 
 
-def dead_code_elimination(expr: Expr, inline_once: bool = False) -> Expr:
+def dead_code_elimination(expr: Expr, inline_once: bool = False,
+                          ignore_impurity: bool = False) -> Expr:
     """`expr` without its dead `let`s (and with single-use pure ones inlined if asked)."""
     facts = LetFacts(expr, op_is_stateful)
+
+    def pure(value: Expr) -> bool:
+        return ignore_impurity or pure_value(value, op_is_stateful, facts.pure)
     uses = _use_counts(facts.order, expr)
     dropped: set[int] = set()           # id(let): dead, or inlined
     for node in facts.order:            # innermost let first: its death may kill outer ones
         if not isinstance(node, Let) or uses.get(id(node), 0) == 0:
             continue                    # not a let, or already unreachable
-        if not pure_value(node.value, op_is_stateful, facts.pure):
+        if not pure(node.value):
             continue
         if uses.get(id(node.var), 0) == 0:
             dropped.add(id(node))
@@ -79,7 +87,7 @@ def dead_code_elimination(expr: Expr, inline_once: bool = False) -> Expr:
     if inline_once:
         for node in facts.order:
             if isinstance(node, Let) and id(node) not in dropped and uses.get(id(node), 0) \
-                    and _inlinable(node, facts, uses):
+                    and _inlinable(node, facts, uses) and pure(node.value):
                 inlined[id(node.var)] = node
                 dropped.add(id(node))
     return _rebuild(facts.order, expr, dropped, inlined)
@@ -106,7 +114,7 @@ def _release(value: Expr, uses: dict[int, int]) -> None:
 
 def _inlinable(let: Let, facts: LetFacts, uses: dict[int, int]) -> bool:
     return uses.get(id(let.var), 0) == 1 and not facts.recursive(let) \
-        and not facts.captured(let) and pure_value(let.value, op_is_stateful, facts.pure)
+        and not facts.captured(let)
 
 
 def _rebuild(order: list[Expr], root: Expr, dropped: set[int], inlined: dict[int, Let]) -> Expr:

@@ -54,7 +54,7 @@ from ..ir.expr import (
 from ..ir.module import IRModule
 from ..ir.span import Span
 from ..ir.traverse import rewrite
-from ..ir.types import FuncType, GlobalTypeVar, Type, TypeCall, TypeData
+from ..ir.types import FuncType, GlobalTypeVar, Type, TypeCall, TypeData, TypeVar, type_children
 from ..typing import infer_types
 from .defunc_specialize import has_func_type, instantiate, is_higher_order, specialize, type_key
 from .infer_type import InferType
@@ -262,6 +262,11 @@ class _Defunctionalizer:
             return arg
         if isinstance(arg, GlobalVar):
             return Call(self._global_constructor(arg, enc), (), span=arg.span)
+        if isinstance(arg, Function) and arg.type_params:
+            # A polymorphic lambda (TVM's test_simple): a copy at the type it is used at.
+            type_args = _type_args_at(arg, ft)
+            if type_args is not None:
+                arg = specialize(arg, type_args, lambda t: t, self.var_types)
         if isinstance(arg, Function) and not arg.type_params:
             ctor, captured = self._lambda_constructor(arg, enc)
             return Call(ctor, captured, span=arg.span)
@@ -316,3 +321,25 @@ class _Defunctionalizer:
             name = f"{base}_{n}"
         self.taken.add(name)
         return name
+
+
+def _type_args_at(fn: Function, ft: Type) -> tuple[Type, ...] | None:
+    """The type arguments at which the polymorphic lambda `fn` has the type `ft`, found by
+    matching its signature against `ft`; None when some type parameter is not fixed."""
+    sig = fn.checked_type
+    if not isinstance(sig, FuncType):
+        return None
+    params = {id(tv) for tv in sig.type_params}
+    found: dict[int, Type] = {}
+    stack: list[tuple[Type, Type]] = [(FuncType(sig.arg_types, sig.ret_type), ft)]
+    while stack:                                  # types nest: walk them with a stack
+        pattern, concrete = stack.pop()
+        if isinstance(pattern, TypeVar) and id(pattern) in params:
+            found.setdefault(id(pattern), concrete)
+            continue
+        kids, concrete_kids = type_children(pattern), type_children(concrete)
+        if type(pattern) is type(concrete) and len(kids) == len(concrete_kids):
+            stack.extend(zip(kids, concrete_kids))
+    if len(found) != len(params):
+        return None
+    return tuple(found[id(tv)] for tv in sig.type_params)

@@ -4,7 +4,8 @@
 Two calls of the same operator with the same argument nodes (after merging) and
 equal attributes compute the same value; the later one is replaced by the
 earlier one, which then has two users. Equal scalar constants count as the same
-argument, and `%t.0` of the same tuple twice is merged too.
+argument, as are tuple literals with the same fields (TVM's IsEquivalent), and `%t.0` of
+the same tuple twice is merged too.
 
     def @main(%x: float32) {                 def @main(%x: float32) {
       %0 = add(%x, 1f);                         %0 = add(%x, 1f);
@@ -38,7 +39,7 @@ import numpy as np
 
 from ..analysis import op_is_stateful
 from ..ir.equal import structural_equal
-from ..ir.expr import Call, Constant, Expr, Function, If, Match, Op, TupleGetItem
+from ..ir.expr import Call, Constant, Expr, Function, If, Match, Op, Tuple, TupleGetItem
 from ..ir.module import IRModule
 from ..ir.normal_forms import is_opaque
 from ..ir.traverse import post_order
@@ -136,7 +137,15 @@ def _scalar(expr: Expr) -> Any:
 
 
 def _arg_key(expr: Expr) -> Any:
-    return _scalar(expr) or id(expr)
+    """An argument's stand-in: equal scalars are one argument, and so are tuple literals
+    whose fields are (TVM's IsEquivalent; tuples may nest: no recursion)."""
+    if not isinstance(expr, Tuple):
+        return _scalar(expr) or id(expr)
+    keys: dict[int, Any] = {}
+    for n in post_order(expr, lambda n: n.fields if isinstance(n, Tuple) else ()):
+        keys[id(n)] = ("tuple", tuple(keys[id(f)] for f in n.fields)) \
+            if isinstance(n, Tuple) else (_scalar(n) or id(n))
+    return keys[id(expr)]
 
 
 def _key(node: Expr, fskip: Callable[[Expr], bool] | None) -> Any:
@@ -150,7 +159,7 @@ def _key(node: Expr, fskip: Callable[[Expr], bool] | None) -> Any:
         return ("call", op.name, tuple(_arg_key(a) for a in node.args))
     if isinstance(node, TupleGetItem):
         return ("item", id(node.tuple_value), node.index)
-    return _scalar(node)
+    return None          # as TVM, constants themselves are not merged (calls compare them)
 
 
 def _same(a: Expr, b: Expr) -> bool:

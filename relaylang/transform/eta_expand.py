@@ -9,15 +9,16 @@ function that calls it. Callees stay as they are, so a second run changes nothin
     }                                        @double(%eta_expand_param)
                                            }, %xs)                 (expand_global_var=True)
 
-With `expand_constructor=True` a value `Cons` becomes
-`fn (%p0, %p1) { Cons(%p0, %p1) }`. Unlike TVM, the new function is not polymorphic
-(TVM wrote `fn [A](%p0: A, %p1: List[A]) -> List[A]`): a local function is not
-instantiated at its uses here, so parameter types that mention the callee's type
-parameters are left for inference; others (`int32`) are kept. Unlike TVM (which refuses
-both options off), with neither option the pass changes nothing.
+With `expand_constructor=True` a value `Cons` becomes, as in TVM, a polymorphic function
+over fresh copies of its type's parameters:
+`fn [A](%eta_expand_param: A, %eta_expand_param: List[A]) -> List[A] { Cons(...) }`.
+A global keeps its parameter annotations, return type and type parameters (fresh copies).
+Unlike TVM (which refuses both options off), with neither option the pass changes
+nothing; unlike TVM, a global that is called is not expanded (TVM wraps callees too).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -69,25 +70,26 @@ def eta_expand(expr: Expr, mod: IRModule, constructors: bool, globals_: bool) ->
     return wrap(out)
 
 
-def _monomorphic(ty: Type | None, type_params: tuple[TypeVar, ...]) -> Type | None:
-    """`ty`, or None when it mentions a type parameter: inference then fills it in."""
-    if ty is None or not type_params:
-        return ty
-    ids = {id(tv) for tv in type_params}
-    mentions = []
-    map_type(ty, lambda t: mentions.append(t) if id(t) in ids else None)
-    return None if mentions else ty
+def _fresh(type_params: tuple[TypeVar, ...]) -> tuple[tuple[TypeVar, ...], Callable[..., Type | None]]:
+    """Fresh copies of `type_params` and a function putting them into a type (TVM's
+    type_var_replacer_)."""
+    fresh = tuple(TypeVar(tv.name_hint) for tv in type_params)
+    by_id = {id(old): new for old, new in zip(type_params, fresh)}
+
+    def put(ty: Type | None) -> Type | None:
+        return None if ty is None else map_type(ty, lambda t: by_id.get(id(t)))
+    return fresh, put
 
 
 def _expand_constructor(ctor: Constructor, mod: IRModule) -> Function:
     data = mod.type_definitions.get(ctor.belong_to)
-    type_params = data.type_params if data is not None else ()
-    params = tuple(Var(PARAM, _monomorphic(t, type_params)) for t in ctor.inputs)
-    ret = TypeCall(ctor.belong_to, ()) if not type_params else None
-    return Function(params, Call(ctor, params), ret)
+    type_params, put = _fresh(data.type_params if data is not None else ())
+    params = tuple(Var(PARAM, put(t)) for t in ctor.inputs)
+    return Function(params, Call(ctor, params), TypeCall(ctor.belong_to, type_params),
+                    type_params)
 
 
 def _expand_global(gv: GlobalVar, fn: Function) -> Function:
-    params = tuple(Var(PARAM, _monomorphic(p.type_annotation, fn.type_params))
-                   for p in fn.params)
-    return Function(params, Call(gv, params), _monomorphic(fn.ret_type, fn.type_params))
+    type_params, put = _fresh(fn.type_params)
+    params = tuple(Var(PARAM, put(p.type_annotation)) for p in fn.params)
+    return Function(params, Call(gv, params), put(fn.ret_type), type_params)

@@ -11,7 +11,7 @@ Rules, applied bottom-up so that one fold feeds the next:
   * a call of an operator whose arguments are all constants (or tuples of
     constants) is run with the registry's kernel; its result becomes a `Constant`
     (a tuple result becomes a tuple of constants);
-  * `(c1, c2).0` of constant fields is `c1`;
+  * `(a, b).0` is `a` (any fields, as TVM, when `b` has no effect);
   * `if (c) { a } else { b }` with a constant condition is the chosen branch;
   * `let %v = c; body` with a constant `c` is `body` with `%v` replaced by `c`
     (as TVM's `ConstantFolder::VisitExpr_(LetNode)`).
@@ -26,6 +26,11 @@ transfer between devices and is never evaluated, nor is what uses it:
     %0 = on_device(1f, virtual_device=D);          %0 = on_device(1f, virtual_device=D);
     %1 = device_copy(2f, src=D, dst=E);    ==>     %1 = device_copy(2f, src=D, dst=E);
     add(add(%0, 2f), %1)                           add(3f, %1)
+
+`shape_of(e)` is folded whenever `e`'s checked type has a static shape, whatever `e` is
+(TVM's EvaluateShapeOf). Operators of the `qnn` family are folded only with
+`fold_qnn=True` (TVM's option; `fold_constant()`, the library function the ONNX importer
+uses, folds them by default).
 
 Never folded: stateful operators (`OpDef.stateful`, e.g. `nn.dropout`), operators
 without a kernel, calls whose kernel raises, anything inside a function marked
@@ -42,9 +47,10 @@ from dataclasses import dataclass
 from math import prod
 from typing import Any, ClassVar
 
+from ..analysis import op_is_stateful
 from ..ir.expr import Call, Constant, Expr, Function, If, Let, Op, Tuple, TupleGetItem, Var
 from ..ir.module import IRModule
-from ..ir.normal_forms import opaque_children
+from ..ir.normal_forms import opaque_children, pure_value
 from ..ir.traverse import post_order
 from ..ir.types import TensorType
 from ..op import get_op_def
@@ -59,15 +65,17 @@ class FoldConstant(FunctionPass):
     name: ClassVar[str] = "FoldConstant"
     opt_level: ClassVar[int] = 2
     max_elements: int = 1 << 16        # -p FoldConstant{max_elements=1024}
+    fold_qnn: bool = False             # TVM's option: also evaluate qnn.* calls
 
     def transform_function(self, fn: Function, mod: IRModule, ctx: PassContext) -> Function:
-        out = fold_constant(fn, self.max_elements)
+        out = fold_constant(fn, self.max_elements, self.fold_qnn)
         assert isinstance(out, Function)
         return out
 
 
-def fold_constant(expr: Expr, max_elements: int = 1 << 16) -> Expr:
-    """`expr` with its constant sub-expressions evaluated; unchanged parts stay shared."""
+def fold_constant(expr: Expr, max_elements: int = 1 << 16, fold_qnn: bool = True) -> Expr:
+    """`expr` with its constant sub-expressions evaluated; unchanged parts stay shared.
+    `fold_qnn=False` leaves calls of `qnn` operators alone (the pass's default, as TVM's)."""
     order = post_order(expr, opaque_children)    # Primitive functions: not entered
     binder = {id(n.var): n for n in order if isinstance(n, Let)}
     done: dict[int, Expr] = {}
@@ -79,22 +87,38 @@ def fold_constant(expr: Expr, max_elements: int = 1 << 16) -> Expr:
             continue
         kids = opaque_children(node)
         rebuilt = node.with_children([done[id(c)] for c in kids]) if kids else node
-        folded = _fold(rebuilt, max_elements)
+        folded = _fold_shape_of(node, rebuilt) if isinstance(node, Call) else None
+        if folded is None:
+            folded = _fold(rebuilt, max_elements, fold_qnn)
         done[id(node)] = rebuilt if folded is None else folded
     return done[id(expr)]
 
 
-def _fold(node: Expr, max_elements: int) -> Expr | None:
+def _fold_shape_of(old: Call, new: Call) -> Expr | None:
+    """`shape_of(e)` where `e`'s type (of the original call's argument: typed) has a static
+    shape: that shape, as a constant of the call's dtype (TVM's EvaluateShapeOf)."""
+    if not (isinstance(old.op, Op) and old.op.name == "shape_of" and len(old.args) == 1):
+        return None
+    ty = old.args[0].checked_type
+    if not (isinstance(ty, TensorType) and all(type(d) is int for d in ty.shape)):
+        return None
+    import numpy as np
+    dtype = str(getattr(old.attrs, "dtype", "") or "int32")
+    return Constant(np.array(tuple(ty.shape), dtype=dtype).reshape(len(ty.shape)),
+                    span=new.span)
+
+
+def _fold(node: Expr, max_elements: int, fold_qnn: bool = True) -> Expr | None:
     """The folded form of `node` (its children already folded), or None to keep it."""
     if isinstance(node, Let) and _is_simple_const(node.value):
         return node.body                  # its uses were replaced when reached
     if isinstance(node, If) and isinstance(node.cond, Constant):
         return node.true_branch if bool(node.cond.data) else node.false_branch
-    if isinstance(node, TupleGetItem) and _is_const(node.tuple_value):
+    if isinstance(node, TupleGetItem):
         return _project(node)
     if isinstance(node, Call) and isinstance(node.op, Op) and all(map(_is_const, node.args)) \
             and not _non_computational(node.op.name):
-        return _fold_call(node, max_elements)
+        return _fold_call(node, max_elements, fold_qnn)
     return None
 
 
@@ -140,9 +164,15 @@ def _is_const(e: Expr) -> bool:
 
 
 def _project(node: TupleGetItem) -> Expr | None:
-    """`(c1, c2).0` is `c1`; `on_device((c1, c2), ...).0` is `on_device(c1, ...)`."""
+    """`(a, b).0` is `a`; `on_device((a, b), ...).0` is `on_device(a, ...)`. As in TVM the
+    fields need not be constants; unlike TVM, a tuple whose other fields have effects
+    (`pure_value`: a call of a global, a reference write) is kept, so no effect is lost."""
     tup = _strip_on_device(node.tuple_value)
     if not isinstance(tup, Tuple):
+        return None
+    memo: dict[int, tuple[Expr, bool]] = {}
+    if not all(pure_value(f, op_is_stateful, memo)
+               for i, f in enumerate(tup.fields) if i != node.index):
         return None
     field = tup.fields[node.index]
     if tup is node.tuple_value:
@@ -152,10 +182,12 @@ def _project(node: TupleGetItem) -> Expr | None:
     return Call(annotation.op, (field,), annotation.attrs, span=annotation.span)
 
 
-def _fold_call(call: Call, max_elements: int) -> Expr | None:
+def _fold_call(call: Call, max_elements: int, fold_qnn: bool = True) -> Expr | None:
     assert isinstance(call.op, Op)
     opdef = get_op_def(call.op.name)
     if opdef is None or opdef.kernel is None or opdef.stateful:
+        return None
+    if not fold_qnn and opdef.package.rsplit(".", 1)[-1] == "qnn":
         return None
     inputs = [_value(a) for a in call.args]
     # A result no larger than an input constant never grows the module (a weight times a

@@ -2,9 +2,15 @@
 
 Mirrors TVM's src/relay/transforms/inline.cc (`relay.transform.Inline`). A
 global function carrying the attribute `Inline=1` is inlined at every call
-site `@f(args)`; a function on a cycle of the call graph (recursive, directly
-or through others) never is. Afterwards an inlined global nothing references
-any more is dropped (`@main` always stays).
+site `@f(args)` whose own callees are all inlinable too (TVM's CanInline: a global
+mentioning a global that is not inlinable is not inlined); a function on a cycle of
+the call graph (recursive, directly or through others) never is. Afterwards an inlined
+global nothing references any more is dropped, except `@main` and the globals nothing
+referenced before the pass (TVM keeps those "entry" functions, marked or not).
+
+As in TVM, a global with `Compiler=...` or `Extern=1` (its code comes from elsewhere)
+is not opened: its calls become calls of a copy of the function, attributes and all,
+and an inlinable global used as a value (not called) becomes a copy of the function.
 
     def @sq(%x: float32, Inline=1) -> float32 {        def @main(%y: float32) -> float32 {
       multiply(%x, %x)                                    let %x1 = add(%y, 1f);
@@ -65,15 +71,24 @@ def inline(mod: IRModule) -> IRModule:
     marked = [gv for gv, fn in mod.functions.items() if _marked(fn)]
     candidates = {gv for gv in marked
                   if not mod.functions[gv].type_params and not _on_cycle(graph, gv)}
+    changed = True
+    while changed:               # TVM's CanInline: every callee must be inlinable too
+        changed = False
+        for gv in sorted(candidates, key=lambda g: g.name_hint):
+            if any(c not in candidates for c in graph[gv]):
+                candidates.discard(gv)
+                changed = True
     if not candidates:
         return mod
+    mentioned = {c for gv, callees in graph.items() for c in callees if c != gv}
+    entries = {gv for gv in mod.functions if gv not in mentioned}
     expanded: dict[GlobalVar, Function] = {}
     for gv in _callees_first(graph, candidates):
         expanded[gv] = _inline_calls(mod.functions[gv], expanded)
     out = mod.copy()
     out.functions = {gv: expanded.get(gv) or _inline_calls(fn, expanded)
                      for gv, fn in mod.functions.items()}
-    return _drop_unused(out, candidates)
+    return _drop_unused(out, candidates - entries)
 
 
 def _marked(fn: Function) -> bool:
@@ -122,14 +137,35 @@ def _callees_first(graph: dict[GlobalVar, list[GlobalVar]],
     return order
 
 
+def _external(fn: Function) -> bool:
+    """Code from elsewhere (TVM's attr::kCompiler, attr::kExtern): never opened."""
+    return fn.attrs is not None and (fn.attrs.get("Compiler") is not None
+                                     or bool(fn.attrs.get("Extern", 0)))
+
+
 def _inline_calls(fn: Function, expanded: dict[GlobalVar, Function]) -> Function:
-    """`fn` with each call of an already expanded candidate replaced by a fresh copy."""
+    """`fn` with each call of an already expanded candidate replaced by a fresh copy of
+    its body (of the function itself when external), and each other mention of one by a
+    fresh copy of the function."""
+    def value(e: Expr) -> Expr:
+        if isinstance(e, GlobalVar) and e in expanded:
+            return copy_fresh(expanded[e], {})
+        return e
+
     def visit(old: Expr, new: Expr) -> Expr | None:
+        kids = new.children()
         if isinstance(new, Call) and isinstance(new.op, GlobalVar) and new.op in expanded:
             callee = expanded[new.op]
             if len(callee.params) == len(new.args):
-                return inline_call(callee, new.args)
-        return None
+                args = tuple(value(a) for a in new.args)
+                if _external(callee):
+                    return new.with_children([copy_fresh(callee, {}), *args])
+                return inline_call(callee, args)
+        start = 1 if isinstance(new, Call) and isinstance(new.op, GlobalVar) else 0
+        values = list(kids[:start]) + [value(k) for k in kids[start:]]
+        if all(a is b for a, b in zip(kids, values)):
+            return None
+        return new.with_children(values)
     return rewrite(fn, visit)  # type: ignore[return-value]
 
 

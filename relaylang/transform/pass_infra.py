@@ -25,7 +25,7 @@ import re
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterator, Sequence
+from typing import Any, ClassVar, Iterator, Sequence
 
 from ..ir.expr import Function
 from ..ir.module import IRModule
@@ -359,26 +359,41 @@ def _load_passes() -> None:
 # ---------------------------------------------------------------- TVM's decorators
 
 
-def module_pass(opt_level: int = 0, name: str | None = None,
-                required: Sequence[str] = ()) -> Callable[[Callable[..., IRModule]], Pass]:
-    """Turn `f(mod, ctx) -> mod` into a pass object (TVM's `@tvm.transform.module_pass`)."""
-    def wrap(f: Callable[..., IRModule]) -> Pass:
-        cls = type(name or f.__name__, (ModulePass,), {
-            "name": name or f.__name__, "opt_level": opt_level, "required": tuple(required),
-            "transform_module": lambda self, mod, ctx: f(mod, ctx)})
-        return cls()
-    return wrap
+def module_pass(pass_func: Any = None, opt_level: int = 0, name: str | None = None,
+                required: Sequence[str] = ()) -> Any:
+    """TVM's `@tvm.transform.module_pass`: turn `f(mod, ctx) -> mod` into a pass object, or a
+    class with `transform_module(self, mod, ctx)` into a class whose instances are passes
+    (`@module_pass(opt_level=1) class P: ...; P(args)(mod)`). Used as a decorator, or
+    called with the function or class first: `module_pass(f, opt_level=3)`."""
+    def wrap(f: Any) -> Any:
+        return _make_pass(f, ModulePass, "transform_module", opt_level, name, required)
+    return wrap(pass_func) if pass_func is not None else wrap
 
 
-def function_pass(opt_level: int = 0, name: str | None = None,
-                  required: Sequence[str] = ()) -> Callable[[Callable[..., Function]], Pass]:
-    """Turn `f(fn, mod, ctx) -> fn` into a pass applied to every function."""
-    def wrap(f: Callable[..., Function]) -> Pass:
-        cls = type(name or f.__name__, (FunctionPass,), {
-            "name": name or f.__name__, "opt_level": opt_level, "required": tuple(required),
-            "transform_function": lambda self, fn, mod, ctx: f(fn, mod, ctx)})
-        return cls()
-    return wrap
+def function_pass(pass_func: Any = None, opt_level: int = 0, name: str | None = None,
+                  required: Sequence[str] = ()) -> Any:
+    """TVM's `@relay.transform.function_pass`: turn `f(fn, mod, ctx) -> fn` into a pass
+    applied to every function, or a class with `transform_function(self, fn, mod, ctx)`
+    into a class of such passes; a decorator, or called with the function or class."""
+    def wrap(f: Any) -> Any:
+        return _make_pass(f, FunctionPass, "transform_function", opt_level, name, required)
+    return wrap(pass_func) if pass_func is not None else wrap
+
+
+def _make_pass(f: Any, base: type[Pass], method: str, opt_level: int, name: str | None,
+               required: Sequence[str]) -> Any:
+    pass_name = name or f.__name__
+    attrs: dict[str, Any] = {"name": pass_name, "opt_level": opt_level,
+                             "required": tuple(required)}
+    if isinstance(f, type):            # a class: its instances do the work (TVM's
+        def init(self: Any, *args: Any, **kwargs: Any) -> None:   # _wrap_class_*_pass)
+            self.inst = f(*args, **kwargs)
+        attrs["__init__"] = init
+        attrs[method] = lambda self, *args: getattr(self.inst, method)(*args)
+        attrs["__getattr__"] = lambda self, key: getattr(self.__dict__["inst"], key)
+        return type(pass_name, (base,), attrs)
+    attrs[method] = lambda self, *args: f(*args)
+    return type(pass_name, (base,), attrs)()
 
 
 def iter_passes(p: Pass) -> Iterator[Pass]:

@@ -66,6 +66,12 @@ class Combiner(ABC):
         """May the following call `call` (the same in every branch) be combined at all?"""
         return True
 
+    def follows(self, branch: Branch, depth: int, parent_index: int) -> bool:
+        """May `branch[depth]` be combined given how it changes the branch's shape? By
+        default only when it keeps it (an op that changes the shape would move the axes
+        the outputs are split along)."""
+        return keeps_shape(branch[depth], parent_index)
+
     @abstractmethod
     def make_combined_op(self, group: Group, new: Lookup) -> Expr:
         """The one op that computes what the group's first ops computed."""
@@ -119,11 +125,16 @@ def combine_function(fn: Function, combiner: Combiner, min_num_branches: int) ->
         return fn
     graph = _Graph(fn, order)
     plans: list[_Plan] = []
+    reads: list[set[int]] = []      # reads[i]: the plans whose ops plan i's inputs read
     for group in _find_groups(graph, combiner):
         if len(group) >= min_num_branches:
             plan = _plan(graph, combiner, group)
-            if not _conflicts(graph, plan, plans):
+            edges = _new_edges(graph, plan, plans)
+            if edges is not None and not _reaches(reads, edges[0], edges[1]):
                 plans.append(plan)
+                reads.append(edges[0])
+                for j in edges[1]:
+                    reads[j].add(len(plans) - 1)
     if not plans:
         return fn
     out = _apply(fn, combiner, plans)
@@ -314,9 +325,9 @@ def _level_fits(graph: _Graph, combiner: Combiner, group: Group, depth: int, par
         if call.op is not first.op or call.attrs != first.attrs or \
                 len(call.args) != len(first.args) or call.args[parent] is not branch[depth - 1]:
             return False
-        # Beyond TVM: an op that changes the branch's shape (expand_dims, tile, or a
-        # broadcast to more rows) would move the axes the outputs are split along.
-        if not keeps_shape(call, parent):
+        # An op that changes the branch's shape may move the axes the outputs are split
+        # along: the combiner says which it can follow.
+        if not combiner.follows(branch, depth, parent):
             return False
         for i in range(len(call.args)):
             if i != parent and not combiner.is_arg_compatible(group[0][0], first, call, i,
@@ -328,16 +339,36 @@ def _level_fits(graph: _Graph, combiner: Combiner, group: Group, depth: int, par
     return True
 
 
-def _conflicts(graph: _Graph, plan: _Plan, accepted: list[_Plan]) -> bool:
-    """Would `plan` with the `accepted` ones make a cycle? It would when the inputs of one
-    group read the ops of another: each group's outputs come to depend on all its inputs."""
-    if not accepted:
-        return False
+def _new_edges(graph: _Graph, plan: _Plan, accepted: list[_Plan]
+               ) -> tuple[set[int], set[int]] | None:
+    """The accepted plans whose ops `plan`'s inputs read, and those whose inputs read
+    `plan`'s ops; None when combining `plan` too would make a cycle. Each combined group
+    makes its outputs depend on all its inputs, so the groups must stay in a DAG: group A
+    reading group B (its inputs read B's ops) and B reading A cannot both be combined,
+    nor can longer cycles. One-way reading is fine (TVM combines chained blocks, its
+    test_combine_parallel_conv2d_multiple_blocks)."""
     ops = [b[0] for b in plan.group]
-    accepted_ops = [b[0] for p in accepted for b in p.group]
-    accepted_inputs = [e for p in accepted for e in _inputs(p)]
-    return graph.depends_on(_inputs(plan), accepted_ops) or \
-        graph.depends_on(accepted_inputs, ops)
+    inputs = _inputs(plan)
+    out_edges = {k for k, q in enumerate(accepted)
+                 if graph.depends_on(inputs, [b[0] for b in q.group])}
+    in_edges = {k for k, q in enumerate(accepted) if graph.depends_on(_inputs(q), ops)}
+    if out_edges & in_edges:
+        return None
+    return out_edges, in_edges
+
+
+def _reaches(reads: list[set[int]], start: set[int], targets: set[int]) -> bool:
+    """Does a path of `reads` edges lead from one of `start` to one of `targets`?"""
+    seen, work = set(start), list(start)
+    while work:
+        k = work.pop()
+        if k in targets:
+            return True
+        for j in reads[k]:
+            if j not in seen:
+                seen.add(j)
+                work.append(j)
+    return False
 
 
 def _inputs(plan: _Plan) -> list[Expr]:

@@ -24,9 +24,15 @@ BERT layer are the case this is for.
       %2 = split(%1, indices_or_sections=2);
       (squeeze(%2.0, axis=[0]), squeeze(%2.1, axis=[0]))
 
+With `to_batch=False`, as in TVM, the following ops may also change the shape:
+`expand_dims`, and broadcasts to more leading axes (a bias of shape (9, 3, n)); the
+outputs are sliced along the axis the dense's columns went to, tracked through them (TVM
+looks for an axis of the dense's width, which its own comment calls a guess).
+
 Deviations from TVM, where TVM would build a wrong or ill-typed program: batch_matmul
-keeps the dense's out_dtype (TVM drops it), only 2-D data is batched, following ops must
-keep the branch's shape, arguments of rank below the branch's are expanded to its rank
+keeps the dense's out_dtype (TVM drops it), only 2-D data is batched, following ops of
+the batch form must keep the branch's shape, a broadcast along the columns' axis is not
+followed, arguments of rank below the branch's are expanded to its rank
 before stacking (TVM expands only 1-D ones), and a group never mixes scopes or reads its
 own outputs (see common.py). Results agree within float rounding of the same
 sums: rtol=1e-5, atol=1e-6.
@@ -36,7 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ...ir.expr import Call, Expr, Tuple, TupleGetItem
+from ...ir.expr import Call, Expr, Op, Tuple, TupleGetItem
 from ...op import call as op_call
 from ...op.nn import BatchMatmulAttrs, DenseAttrs
 from ...op.registry import get as get_op
@@ -55,6 +61,7 @@ from .common import (
     Group,
     Lookup,
     concat,
+    keeps_shape,
     static_shape,
     tensor_type,
 )
@@ -186,14 +193,31 @@ class DenseToDenseCombiner(_DenseCombiner):
                                axis))
         return Call(first.op, tuple(args), first.attrs)
 
+    def follows(self, branch: list[Call], depth: int, parent_index: int) -> bool:
+        call, parent = branch[depth], branch[depth - 1]
+        if keeps_shape(call, parent_index):
+            return True
+        out, before = static_shape(call), static_shape(parent)
+        if out is None or before is None:
+            return False
+        if isinstance(call.op, Op) and call.op.name == "expand_dims":
+            return True
+        # A broadcast to more leading axes, the columns last and not broadcast themselves
+        # (the other arguments are concatenated along their last axis).
+        return _column_axis(branch, depth - 1) == 0 and len(out) >= len(before) and \
+            out[-1] == before[-1] and all(len(static_shape(a) or ()) <= len(out)
+                                          for a in call.args)
+
     def split_outputs(self, data: Expr, group: Group, depth: int) -> list[Expr]:
         rank = len(static_shape(group[0][depth]) or ())
+        axis = rank - 1 - _column_axis(group[0], depth)
         outputs: list[Expr] = []
         start = 0
         for branch in group:
-            width = _width(branch[depth])
-            attrs = StridedSliceAttrs(begin=(0,) * (rank - 1) + (start,),
-                                      end=(-1,) * (rank - 1) + (width,),
+            width = _width(branch[0])
+            begin, end = [0] * rank, [-1] * rank
+            begin[axis], end[axis] = start, width
+            attrs = StridedSliceAttrs(begin=tuple(begin), end=tuple(end),
                                       strides=(1,) * rank, slice_mode="size", axes=None)
             outputs.append(Call(get_op("strided_slice"), (data,), attrs,
                                 span=branch[depth].span))
@@ -215,6 +239,20 @@ def _columns(call: Call, index: int, parent_index: int, new: Lookup) -> Expr:
         axis = max(len(shape) - 1, 0)
         part = op_call("repeat", part, attrs=RepeatAttrs(repeats=width, axis=axis))
     return part
+
+
+def _column_axis(branch: list[Call], depth: int) -> int:
+    """Where the dense's columns are in `branch[depth]`'s value, counted from the last axis
+    (0: the last), through the expand_dims and broadcasts after the dense."""
+    from_end = 0
+    for call in branch[1:depth + 1]:
+        if isinstance(call.op, Op) and call.op.name == "expand_dims":
+            attrs: Any = call.attrs
+            rank = len(static_shape(call.args[0]) or ())
+            at = attrs.axis if attrs.axis >= 0 else attrs.axis + rank + 1
+            if at > rank - 1 - from_end:          # inserted after the columns' axis
+                from_end += attrs.num_newaxis
+    return from_end
 
 
 def _width(e: Expr) -> int:

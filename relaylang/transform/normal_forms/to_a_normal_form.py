@@ -22,6 +22,10 @@ scope). A computation is bound in the lowest common ancestor of the scopes of
 its uses: nothing computed in one branch is hoisted into the other, nothing used
 only inside a closure leaves it. A `let`-bound value keeps its variable. The
 result is what `relaylang.ir.normal_forms.is_anf` accepts.
+
+Constants are atoms here (what `is_anf` accepts); TVM's pass binds them too
+(`let %x = 1f; ...`: test_order and test_if of its test_pass_to_a_normal_form.py).
+`ToANormalForm{bind_constants=true}` does as TVM (docs/TVM_DIFFERENCES.md).
 """
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ...ir.block_forms import Scope, lca
-from ...ir.expr import Expr, Function, If, Let, Match, Var
+from ...ir.expr import Constant, Expr, Function, If, Let, Match, Var
 from ...ir.module import IRModule
 from ...ir.normal_forms import ATOMIC, is_opaque
 from ...ir.traverse import post_order
@@ -43,20 +47,26 @@ class ToANormalForm(FunctionPass):
 
     name: ClassVar[str] = "ToANormalForm"
     opt_level: ClassVar[int] = 1
+    bind_constants: bool = False       # TVM binds constants too (see the docstring)
 
     def transform_function(self, fn: Function, mod: IRModule, ctx: PassContext) -> Function:
         if is_opaque(fn):
             return fn
-        body = to_a_normal_form(fn.body)
+        body = to_a_normal_form(fn.body, self.bind_constants)
         return fn if body is fn.body else Function(fn.params, body, fn.ret_type, fn.type_params,
                                                    fn.attrs, span=fn.span)
 
 
-def to_a_normal_form(expr: Expr) -> Expr:
-    """`expr` (a scope: its free variables stay free) in A-normal form."""
+def to_a_normal_form(expr: Expr, bind_constants: bool = False) -> Expr:
+    """`expr` (a scope: its free variables stay free) in A-normal form; constants are
+    atoms unless `bind_constants` (then each is bound by a `let`, as TVM's pass does)."""
+    atomic = _NON_CONSTANT_ATOMS if bind_constants else ATOMIC
     root = _Scope()
-    scopes = _scopes(expr, root)
-    return root.wrap(_Fill(scopes).run(expr))
+    scopes = _scopes(expr, root, atomic)
+    return root.wrap(_Fill(scopes, atomic).run(expr))
+
+
+_NON_CONSTANT_ATOMS = tuple(t for t in ATOMIC if t is not Constant)
 
 
 # ---------------------------------------------------------------- scopes
@@ -94,12 +104,12 @@ class _Scopes:
     sub: dict[int, list[_Scope]]         # id(node) -> the sub-scopes it opens
 
 
-def _scopes(root: Expr, top: _Scope) -> _Scopes:
+def _scopes(root: Expr, top: _Scope, atomic: tuple[type, ...] = ATOMIC) -> _Scopes:
     """Each computation's scope: the LCA of the scopes of its uses, parents first."""
     order = post_order(root, lambda n: [c for c, _ in _edges(n)])
     out = _Scopes({id(root): top}, {})
     for node in reversed(order):         # a parent before each of its children
-        if isinstance(node, ATOMIC):
+        if isinstance(node, atomic):
             continue
         s = out.scope[id(node)]
         edges = _edges(node)
@@ -107,7 +117,7 @@ def _scopes(root: Expr, top: _Scope) -> _Scopes:
                                                   default=-1))]
         out.sub[id(node)] = subs
         for child, k in edges:
-            if isinstance(child, ATOMIC):
+            if isinstance(child, atomic):
                 continue
             edge = s if k is None else subs[k]
             seen = out.scope.get(id(child))
@@ -139,8 +149,9 @@ class _Fill:
 
     TVM's `Fill`, with continuations as data: a frame per node under construction."""
 
-    def __init__(self, scopes: _Scopes):
+    def __init__(self, scopes: _Scopes, atomic: tuple[type, ...] = ATOMIC):
         self.scopes = scopes
+        self.atomic = atomic
         self.memo: dict[int, Expr] = {}          # id(node) -> the atom that names it
 
     def run(self, root: Expr) -> Expr:
@@ -169,7 +180,7 @@ class _Fill:
 
     def start(self, node: Expr, want: _Want | None, stack: list[_Frame]) -> Expr | None:
         """The atom for `node` if known at once; else push its frame and return None."""
-        known = node if isinstance(node, ATOMIC) else self.memo.get(id(node))
+        known = node if isinstance(node, self.atomic) else self.memo.get(id(node))
         if known is not None:
             if want is not None:
                 want.scope.bindings.append((want.var, known, node.span))

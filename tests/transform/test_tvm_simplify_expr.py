@@ -1,0 +1,305 @@
+"""SimplifyExpr against TVM v0.19's tests/python/relay/test_pass_simplify_expr.py: TVM's before
+and expected programs built with the IR builder; the pass runs through the golden harness
+(re-parse, idempotence, same values on the interpreter). The tests of that file not here
+are listed in docs/TVM_DIFFERENCES.md (rules relaylang's SimplifyExpr does not have yet,
+ops it lacks)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+import relaylang as rl
+from relaylang.ir.analysis import free_vars
+from relaylang.ir.module import IRModule
+from relaylang.testing.cases import split_cases
+from relaylang.testing.golden import run_case
+from relaylang.transform import InferType
+
+
+def run_golden(mod: IRModule | str, pipeline: str, skip: tuple[str, ...] = (),
+               opt_level: int | None = None) -> IRModule:
+    """`relay opt [--opt-level N] -p PIPELINE` on `mod` through the golden harness
+    (relaylang/testing):
+    its automatic checks (re-parse, idempotence, same values on the interpreter) must hold;
+    the typed output module."""
+    text = mod if isinstance(mod, str) else rl.astext(mod)
+    level = "" if opt_level is None else f" --opt-level {opt_level}"
+    head = f"// RUN: relay opt %s{level} -p {pipeline}\n"
+    if skip:
+        head += f"// GOLDEN-SKIP: {', '.join(skip)}\n"
+    run = run_case(split_cases(Path("tvm_case.relay"), head + text)[0])
+    assert [r.exit_code for r in run.results] == [0], run.results[0].stderr
+    assert not run.problems, "\n".join(run.problems)
+    return InferType()(rl.parse(run.stdout))
+
+
+def assert_same(actual: IRModule, expected: IRModule) -> None:
+    expected = InferType()(expected)
+    assert rl.structural_equal(actual, expected, map_free_vars=True), \
+        f"actual:\n{rl.astext(actual)}\nexpected:\n{rl.astext(expected)}"
+
+
+def fn(expr, params=None):
+    return expr if isinstance(expr, rl.Function) else \
+        rl.Function(list(params) if params is not None else free_vars(expr), expr)
+
+
+def simplify(before, params=None, skip: tuple[str, ...] = ()) -> IRModule:
+    return run_golden(IRModule.from_expr(fn(before, params)), "SimplifyExpr", skip)
+
+
+def check(before, expected, params, skip: tuple[str, ...] = ()) -> None:
+    assert_same(simplify(before, params, skip), IRModule.from_expr(fn(expected, params)))
+
+
+# TVM's test_simplify_reshape (TVM's last step is reverse_reshape(32, 0, -1), which
+# relaylang lacks: written as the reshape it is; the symbolic-batch half is left out)
+def test_simplify_reshape() -> None:
+    x = rl.var("x", shape=(1, 16, 16, 16))
+    w = rl.var("w", shape=(32, 16, 3, 3))
+    y = rl.nn.conv2d(x, w, padding=(1, 1))
+    z = rl.reshape(rl.reshape(y, newshape=(1, 16, -1)), newshape=(4, 8, -1, 16))
+    check(rl.reshape(z, newshape=(32, 16, -1)), rl.reshape(y, newshape=(32, 16, 16)), [x, w])
+
+
+# TVM's test_simplify_transpose, its programs without layout_transform (2 and 3); the
+# others are in docs/TVM_DIFFERENCES.md
+def test_simplify_transpose() -> None:
+    x = rl.var("x", shape=(1, 3, 224, 224))
+    y = rl.nn.relu(x)
+    z = rl.transpose(rl.transpose(rl.transpose(y, axes=[0, 2, 3, 1]), axes=[1, 2, 3, 0]),
+                     axes=[3, 2, 0, 1])
+    check(z, y, [x])
+    z = rl.transpose(rl.transpose(y))
+    z = rl.transpose(rl.transpose(rl.transpose(z, axes=[0, 2, -1, 1])))
+    check(z, rl.transpose(y, axes=[0, 2, 3, 1]), [x])
+
+
+# TVM's test_simplify_full_elementwise (float32 and int32; TVM also runs bool, whose add,
+# subtract and divide relaylang's relations reject)
+def test_simplify_full_elementwise() -> None:
+    ops = {"add": rl.add, "multiply": rl.multiply, "subtract": rl.subtract,
+           "divide": rl.divide}
+    for shape in ([10], [10, 10], [10, 10, 10]):
+        for dtype in ("float32", "int32"):
+            for value in (0, 1, 2):
+                x = rl.var("x", shape=shape, dtype=dtype)
+                fulls = []
+                if value == 0:
+                    fulls += [lambda s=shape, d=dtype: rl.zeros(shape=s, dtype=d), lambda x=x: rl.zeros_like(x)]
+                if value == 1:
+                    fulls += [lambda s=shape, d=dtype: rl.ones(shape=s, dtype=d), lambda x=x: rl.ones_like(x)]
+                else:
+                    fulls += [lambda v=value, s=shape, d=dtype: rl.full(rl.const(v, d), shape=s),
+                              lambda x=x, v=value, d=dtype: rl.full_like(x, rl.const(v, d))]
+                for name, op in ops.items():
+                    for full in fulls:
+                        left_id = (name == "add" and value == 0) or \
+                            (name == "multiply" and value == 1)
+                        right_id = (name in ("add", "subtract") and value == 0) or \
+                            (name in ("multiply", "divide") and value == 1)
+                        check(op(full(), x), x if left_id else op(rl.const(value, dtype), x),
+                              [x])
+                        check(op(x, full()), x if right_id else op(x, rl.const(value, dtype)),
+                              [x])
+                # x broadcast to the full's shape: nothing changes
+                big = shape * 2
+                wide = rl.zeros(shape=big, dtype=dtype) if value == 0 else \
+                    rl.ones(shape=big, dtype=dtype) if value == 1 else \
+                    rl.full(rl.const(value, dtype), shape=big)
+                for op in ops.values():
+                    check(op(wide, x), op(wide, x), [x])
+                    check(op(x, wide), op(x, wide), [x])
+
+
+# TVM's test_eliminate_identity
+def test_eliminate_identity() -> None:
+    shape, dtype = [2, 3, 4], "float32"
+    x = rl.var("x", shape=shape, dtype=dtype)
+    for op, op_like, id_op, c in ((rl.zeros, rl.zeros_like, rl.add, 0),
+                                  (rl.ones, rl.ones_like, rl.multiply, 1)):
+        const = rl.const(c, dtype)
+        for y in (id_op(op_like(x), x), id_op(op(shape=shape, dtype=dtype), x),
+                  id_op(const, x), id_op(op(shape=shape[1:], dtype=dtype), x),
+                  id_op(x, op_like(x)), id_op(x, op(shape=shape, dtype=dtype)),
+                  id_op(x, const), id_op(x, op(shape=shape[1:], dtype=dtype))):
+            check(y, x, [x])
+        for keep in (id_op(x, op(shape=[2] + shape, dtype=dtype)),
+                     id_op(op(shape=[2] + shape, dtype=dtype), x)):
+            check(keep, keep, [x])
+    for op, op_like, id_op, c in ((rl.zeros, rl.zeros_like, rl.subtract, 0),
+                                  (rl.ones, rl.ones_like, rl.divide, 1)):
+        const = rl.const(c, dtype)
+        for y in (id_op(x, op_like(x)), id_op(x, const), id_op(x, op(shape=shape, dtype=dtype)),
+                  id_op(x, op(shape=shape[1:], dtype=dtype))):
+            check(y, x, [x])
+        keep = id_op(x, op(shape=[2] + shape, dtype=dtype))
+        check(keep, keep, [x])
+        check(id_op(op(shape=shape, dtype=dtype), x), id_op(const, x), [x])
+        check(id_op(op_like(x), x), id_op(const, x), [x])
+
+
+# TVM's test_simplify_same_cast
+def test_simplify_same_cast() -> None:
+    data = rl.var("data", shape=(3, 4, 5), dtype="int32")
+    like = rl.var("dtype_like", shape=(2, 2, 2), dtype="int32")
+    check(rl.cast(data, dtype="int32"), data, [data])
+    check(rl.cast_like(data, like), data, [data, like])
+
+
+# TVM's test_simplify_consecutive_cast
+def test_simplify_consecutive_cast() -> None:
+    x = rl.var("x", shape=(3, 4, 5), dtype="int8")
+    y = rl.var("y", shape=(3, 4), dtype="int64")
+    z = rl.var("z", shape=(3,), dtype="float32")
+    e2 = rl.cast(rl.cast(x, dtype="int16"), dtype="int32")
+    e3 = rl.cast_like(e2, y)
+    e4 = rl.cast_like(e3, z)
+    check(e2, rl.cast(x, dtype="int32"), [x])
+    check(e3, rl.cast(x, dtype="int64"), [x, y])
+    check(e4, rl.cast(x, dtype="float32"), [x, y, z])
+    # a narrowing first cast stays
+    x = rl.var("x", shape=(3, 4, 5))
+    y = rl.var("y", shape=(3, 4))
+    e1 = rl.cast(x, dtype="int32")
+    check(rl.cast_like(e1, y), rl.cast(e1, dtype="float32"), [x, y])
+    x = rl.var("x", shape=(3, 4), dtype="int64")
+    e2 = rl.cast(rl.cast(x, dtype="bool"), dtype="int32")
+    check(e2, e2, [x])
+
+
+# TVM's test_concretize_reshape_like
+def test_concretize_reshape_like() -> None:
+    data, like = rl.var("data", shape=(2, 3, 4)), rl.var("shape_like", shape=(6, 2, 2))
+    check(rl.reshape_like(data, like), rl.reshape(data, newshape=(6, 2, 2)), [data, like])
+
+
+# TVM's test_concretize_reshape_like_attrs
+def test_concretize_reshape_like_attrs() -> None:
+    data, like = rl.var("data", shape=(2, 3, 4)), rl.var("shape_like", shape=(6, 2, 2))
+    check(rl.reshape_like(data, like, lhs_begin=2, rhs_begin=1),
+          rl.reshape(data, newshape=(2, 3, 2, 2)), [data, like])
+
+
+# TVM's test_concretize_zeros_like
+def test_concretize_zeros_like() -> None:
+    like = rl.var("shape_like", shape=(3, 4, 5), dtype="int32")
+    check(rl.zeros_like(like), rl.zeros(shape=(3, 4, 5), dtype="int32"), [like])
+
+
+# TVM's test_concretize_ones_like
+def test_concretize_ones_like() -> None:
+    like = rl.var("shape_like", shape=(3, 4, 5), dtype="int32")
+    check(rl.ones_like(like), rl.ones(shape=(3, 4, 5), dtype="int32"), [like])
+
+
+# TVM's test_concretize_full_like
+def test_concretize_full_like() -> None:
+    like = rl.var("shape_like", shape=(3, 4, 5), dtype="int32")
+    fill = rl.var("fill", shape=())
+    check(rl.full_like(like, fill), rl.full(fill, shape=(3, 4, 5), dtype="int32"), [like, fill])
+
+
+# TVM's test_concretize_broadcast_to_like
+def test_concretize_broadcast_to_like() -> None:
+    data, like = rl.var("data", shape=(3,)), rl.var("shape_like", shape=(3, 3, 3))
+    check(rl.broadcast_to_like(data, like), rl.broadcast_to(data, shape=(3, 3, 3)),
+          [data, like])
+
+
+# TVM's test_simplify_rsqrt
+def test_simplify_rsqrt() -> None:
+    x = rl.var("x", shape=(32, 1, 1))
+    for c in (1.0, 2.0, 2.5):
+        expected = rl.rsqrt(x) if c == 1 else rl.multiply(rl.const(c), rl.rsqrt(x))
+        check(rl.divide(rl.const(c), rl.sqrt(x)), expected, [x])
+
+
+def _dq_arg(op, axis) -> None:
+    x = rl.var("x", shape=(4, 32, 1, 1), dtype="int8")
+    y = rl.qnn.dequantize(x, rl.const(2.0), rl.const(0))
+    check(op(y, axis=axis), op(x, axis=axis), [x])
+
+
+# TVM's test_simplify_dq_argmax
+def test_simplify_dq_argmax() -> None:
+    _dq_arg(rl.argmax, [1])
+
+
+# TVM's test_simplify_dq_argmin
+def test_simplify_dq_argmin() -> None:
+    _dq_arg(rl.argmin, [1])
+
+
+# TVM's test_simplify_dq_argsort
+def test_simplify_dq_argsort() -> None:
+    _dq_arg(rl.argsort, 1)
+
+
+# TVM's test_simplify_add
+def test_simplify_add() -> None:
+    x = rl.var("x", shape=(1, 3, 100, 100))
+    check(rl.add(x, x), rl.multiply(x, rl.const(2.0)), [x])
+
+
+def _clip(x):
+    return rl.clip(x, a_min=0.0, a_max=255.0)
+
+
+# TVM's test_simplify_clip_cast (its five programs; the first two are the same)
+def test_simplify_clip_cast() -> None:
+    def chain(dtype, casts):
+        x = rl.var("x", shape=(4, 8), dtype=dtype)
+        y = _clip(x)
+        for t in casts:
+            y = rl.cast(y, dtype=t)
+        return x, y
+    for dtype, casts, kept in (("int32", ("uint8", "int32"), ()),
+                               ("int32", ("uint8", "int16", "int32"), ()),
+                               ("float32", ("uint8", "int16", "int32"), ("int32",)),
+                               ("float32", ("int8", "int16", "int32"), ("int8", "int32"))):
+        x, before = chain(dtype, casts)
+        expected = _clip(x)
+        for t in kept:
+            expected = rl.cast(expected, dtype=t)
+        check(before, expected, [x])
+
+
+# TVM's test_simplify_cast_clip (its three programs)
+def test_simplify_cast_clip() -> None:
+    x = rl.var("x", shape=(4, 8), dtype="int32")
+    cast = rl.cast(x, dtype="uint8")
+    check(_clip(cast), cast, [x])
+    x = rl.var("x", shape=(4, 8), dtype="uint8")
+    check(_clip(x), x, [x])
+    x = rl.var("x", shape=(4, 8))
+    keep = rl.clip(rl.cast(x, dtype="bfloat16"), a_min=-0.2, a_max=0.4)
+    check(keep, keep, [x], skip=("interp",))    # the harness cannot compare bfloat16 values
+
+
+# TVM's test_simplify_mul_add: constants of adjacent adds and multiplies are gathered
+def test_simplify_mul_add() -> None:
+    rng = np.random.default_rng(0)
+    c1v, c2v, c3v = (rng.uniform(size=32).astype("float32") for _ in range(3))
+    x = rl.var("x", shape=(32,))
+    c1, c2, c3 = rl.const(c1v), rl.const(c2v), rl.const(c3v)
+    add, mul = rl.add, rl.multiply
+
+    def each(befores, expected):
+        for before in befores:
+            check(before, expected, [x])
+    each([add(add(x, c1), c2), add(add(c1, x), c2)], add(x, rl.const(c1v + c2v)))
+    each([mul(mul(x, c1), c2), mul(mul(c1, x), c2)], mul(x, rl.const(c1v * c2v)))
+    each([mul(add(x, c1), c2), mul(add(c1, x), c2), mul(c2, add(x, c1)), mul(c2, add(c1, x))],
+         add(mul(x, c2), rl.const(c1v * c2v)))
+    each([add(mul(add(x, c1), c2), c3), add(mul(add(c1, x), c2), c3),
+          add(mul(c2, add(x, c1)), c3), add(mul(c2, add(c1, x)), c3),
+          add(c3, mul(add(x, c1), c2)), add(c3, mul(add(c1, x), c2)),
+          add(c3, mul(c2, add(x, c1))), add(c3, mul(c2, add(c1, x)))],
+         add(mul(x, c2), rl.const(c1v * c2v + c3v)))
+    each([mul(add(mul(x, c1), c2), c3), mul(add(mul(c1, x), c2), c3),
+          mul(add(c2, mul(x, c1)), c3), mul(add(c2, mul(c1, x)), c3),
+          mul(c3, add(mul(x, c1), c2)), mul(c3, add(mul(c1, x), c2)),
+          mul(c3, add(c2, mul(x, c1))), mul(c3, add(c2, mul(c1, x)))],
+         add(mul(x, rl.const(c1v * c3v)), rl.const(c2v * c3v)))

@@ -27,9 +27,11 @@ LAYERS: dict[str, int] = {
     "relaylang.syntax": 4,
     "relaylang.typing": 5,
     "relaylang.std": 5,          # the standard library (Relay text): parsed, then type-checked
+    "relaylang.dataflow_pattern": 5,  # TVM's pattern language: needs ir, op and typing
     "relaylang.transform": 6,
     "relaylang.backend": 7,
     "relaylang.frontend": 8,
+    "relaylang.training": 8,     # training models written in Relay: gradient pass + rl.build
     "relaylang.ide": 9,
     "relaylang.testing": 9,
     "relaylang.viz": 9,          # pictures of functions (relay viz, :viz, "Show graph")

@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "run": "relaylang.cli.run:add_run_parser",
     "build": "relaylang.cli.build:add_build_parser",
     "tune": "relaylang.cli.tune:add_tune_parser",
+    "train": "relaylang.cli.train:add_train_parser",
     "opt": "relaylang.cli.opt:add_opt_parser",
     "import": "relaylang.cli.import_cmd:add_import_parser",
     "viz": "relaylang.cli.viz:add_viz_parser",

@@ -41,6 +41,10 @@ CODES: dict[str, str] = {
                         "operator has none",
     # ---- passes (relaylang/transform)
     "pass-option": "a pass option that names a parameter or axis the module does not have",
+    "no-gradient": "automatic differentiation met an operator that has no gradient rule",
+    "not-differentiable": "a function automatic differentiation cannot differentiate in the "
+                          "mode asked for (its parameter or result types, polymorphism, or "
+                          "control flow in first-order mode)",
     # ---- running (relaylang/backend, relaylang/cli/run.py)
     "runtime": "the interpreter stopped at a run-time error (failed match, bad index, "
                "kernel error)",

@@ -7,6 +7,8 @@ them by name, so `get_pass("ToANormalForm")` finds them without a list here.
 not named `optimize`, which would replace the function on this package once imported).
 """
 from .bind_params import BindParams, BindParamsError
+from .byoc import AnnotateTarget, MergeCompilerRegions, MergeComposite, PartitionGraph
+from .gradient import gradient
 from .infer_type import InferType
 from .instruments import PassTimingInstrument, PrintIR, VerifyEach
 from .pass_infra import (
@@ -26,10 +28,11 @@ from .pass_infra import (
 )
 from .tvm_pipeline import default_pipeline, missing_passes, optimize
 
-__all__ = ["BindParams", "BindParamsError", "FunctionPass", "InferType", "ModulePass", "Pass",
+__all__ = ["AnnotateTarget", "BindParams", "BindParamsError", "FunctionPass", "InferType",
+           "MergeCompilerRegions", "MergeComposite", "ModulePass", "PartitionGraph", "Pass",
            "PassContext", "PassInfo", "PassInstrument", "PassNotFound", "PassTimingInstrument",
            "PrintIR", "Sequential", "VerifyEach", "default_pipeline", "function_pass", "get_pass",
-           "list_passes", "missing_passes", "module_pass", "optimize", "register_pass"]
+           "gradient", "list_passes", "missing_passes", "module_pass", "optimize", "register_pass"]
 
 
 def __getattr__(name: str) -> object:

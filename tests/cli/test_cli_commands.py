@@ -14,9 +14,8 @@ import relaylang.cli as cli
 
 ROOT = Path(__file__).resolve().parents[2]
 # DESIGN.md "The command line", the subcommands built so far, in `relay --help`'s order.
-# (tune comes later.)
-EXISTING = ["parse", "check", "fmt", "run", "build", "opt", "import", "viz", "repl", "test",
-            "lsp"]
+EXISTING = ["parse", "check", "fmt", "run", "build", "tune", "train", "opt", "import", "viz",
+            "repl", "test", "lsp"]
 
 
 def listed(help_text: str) -> list[str]:

@@ -18,7 +18,8 @@ from relaylang.backend.interpreter.values import Closure, ConstructorValue
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 COVERED = {"attention", "closures", "conv_bn_relu", "digits_mlp", "list_adt", "mlp",
-           "recursion", "references"}
+           "recursion", "references",
+           "train_mlp"}      # run and trained by tests/examples/test_train_mlp.py
 
 
 def text_of(name: str) -> str:

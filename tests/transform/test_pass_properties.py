@@ -47,6 +47,8 @@ PIPELINES: dict[str, tuple[str, ...]] = {
 EXCLUDED: dict[str, str] = {
     # Changes the batch dimension of an input on purpose: results differ in shape by design.
     "ChangeBatch": "changes input shapes by design",
+    # Returns (result, gradients) by design; tests/transform/test_gradient_pass.py checks it.
+    "Gradient": "returns the result with the gradients by design",
 }
 
 # Float tolerance (rtol, atol) where a pass changes float arithmetic on purpose:

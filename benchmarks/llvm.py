@@ -131,10 +131,11 @@ def blocks(native: Callable[[], Any], baseline: Callable[[], Any], repeat: int,
 
 
 # Idle time before each contender's block: onnxruntime's worker keeps a CPU at 100% for
-# 15-20 ms after its last call (0% from 25 ms on), so the next contender's worker would
-# share a core with it (relaylang's pool then ran MLP b64 and conv3x3 at 1-thread speed
-# on 2 threads: 523 dispatches, 288 ranges run by the worker).
-SETTLE_S = 0.03
+# 15-20 ms after its last call (0% from 25 ms on), OpenBLAS's about 0.1 s, so the next
+# contender's worker would share a core with it (relaylang's pool then ran MLP b64 and
+# conv3x3 at 1-thread speed on 2 threads: 523 dispatches, 288 ranges run by the worker;
+# GEMM 1024^3 at 2 threads 11.9 ms after NumPy with 30 ms of idle time, 6.0 alone).
+SETTLE_S = 0.12
 
 
 def blocks_many(fns: list[Callable[[], Any]], repeat: int, block: int = 5,

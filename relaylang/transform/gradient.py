@@ -287,8 +287,14 @@ def _rule(call: Call, sources: dict[str, str]) -> Callable[..., list[Any]]:
 
 def _apply_rule(rule: Callable[..., list[Any]], orig: Call, grad: Expr, out: Expr,
                 sources: dict[str, str]) -> list[Expr]:
-    """The rule's gradients, with the forward call `orig` replaced by `out` (its value)."""
-    grads = list(rule(orig, grad))
+    """The rule's gradients, with the forward call `orig` replaced by `out` (its value).
+    A rule that does not cover the call's attributes (nn.pad in reflect mode, ...) raises
+    NotImplementedError: that is the same located `no-gradient` diagnostic."""
+    try:
+        grads = list(rule(orig, grad))
+    except NotImplementedError as e:
+        _fail(f"the gradient of `{orig.op.name}` is not supported here: {e}", orig.span,
+              sources, code="no-gradient")
     if len(grads) != len(orig.args):
         _fail(f"the gradient rule of `{orig.op.name}` gave {len(grads)} gradients for "
               f"{len(orig.args)} inputs", orig.span, sources, code="no-gradient")

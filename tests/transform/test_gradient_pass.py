@@ -445,3 +445,15 @@ def @main(%x: float32) {
     text = rl.astext(out)
     assert "%dead" not in text and "ref(%x)" in text and "ref_read(%live)" in text
     assert rl.evaluate(out, np.float32(3.0)) == rl.evaluate(mod, np.float32(3.0)) == 6.0
+
+
+def test_a_rule_that_does_not_cover_the_attributes_is_a_located_diagnostic():
+    text = ('#[version = "0.0.5"]\ndef @main(%x: Tensor[(4, 4), float64]) {\n'
+            '  sum(nn.pad(%x, 0f64, pad_width=[[1, 1], [1, 1]], pad_mode="reflect"))\n}\n')
+    mod = rl.parse(text)
+    for mode in ("first_order", "higher_order"):
+        with pytest.raises(rl.DiagnosticError) as e:
+            rl.transform.gradient(mod["main"], mod=mod, mode=mode)
+        (d,) = e.value.diagnostics
+        assert "nn.pad" in d.message and "not supported" in d.message
+        assert d.span is not None and d.span.line == 3

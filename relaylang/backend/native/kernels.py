@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from ...ir.equal import structural_hash
 from ...ir.expr import Call, Function, Op, Var
 from ...ir.module import IRModule
 from ...ir.traverse import post_order, rewrite
@@ -23,6 +22,7 @@ from ...ir.types import TensorType, TupleType, Type
 from ..interpreter.machine import Interpreter
 from ..interpreter.values import Closure
 from ..llvm import jit as core_jit
+from ..llvm import knobs as core_knobs
 from ..llvm import lower as core_lower
 from . import native_pool
 from .memory import address, aligned_empty, as_aligned, count
@@ -57,8 +57,9 @@ def kernel_name(fn: Function, index: int) -> str:
 
 
 def function_key(fn: Function) -> str:
-    """A structural key of a primitive function (its kernel in a library file)."""
-    return f"{structural_hash(fn) & 0xFFFFFFFFFFFFFFFF:016x}"
+    """A structural key of a primitive function (its kernel in a library file): the
+    knob key of its kernel without constant parameters (one format for both)."""
+    return core_knobs.kernel_key(fn)
 
 
 def is_static(ty: Type | None) -> bool:

@@ -39,7 +39,8 @@ class Measurement:
     compile_s: float
 
 
-def _random_leaf(shape: tuple[int, ...], dtype: str, rng: np.random.Generator) -> np.ndarray:
+def random_array(shape: tuple[int, ...], dtype: str, rng: np.random.Generator) -> np.ndarray:
+    """Seeded values for a kernel's (or a model's) input: normal floats, small ints."""
     if dtype == "bool":
         return rng.integers(0, 2, size=shape).astype(bool)
     kind = np.dtype(dtype).kind
@@ -60,7 +61,7 @@ class Bench:
         for arr, t in zip(task.leaves, types):
             shape = tuple(int(d) for d in t.shape)
             self.leaves.append(np.ascontiguousarray(arr) if arr is not None
-                               else _random_leaf(shape, str(t.dtype), rng))
+                               else random_array(shape, str(t.dtype), rng))
         self.calls = 0
 
     def run(self, values: dict[str, int]) -> Measurement:

@@ -32,7 +32,7 @@ import numpy as np
 
 from ...ir import progress
 from .database import Database, Record, load
-from .measure import Bench, same_values
+from .measure import Bench, random_array, same_values
 from .search import Trial, search
 from .tasks import Task, extract_tasks
 
@@ -230,9 +230,7 @@ def compare_builds(mod: Any, params: Mapping[str, Any] | None, db: str, entry: s
     rng = np.random.default_rng(0)
     args = []
     for _, ty in default.entry_params(entry):
-        leaves = [rng.standard_normal(tuple(int(d) for d in t.shape)).astype(t.dtype)
-                  if np.dtype(t.dtype).kind == "f"
-                  else rng.integers(0, 4, size=tuple(int(d) for d in t.shape)).astype(t.dtype)
+        leaves = [random_array(tuple(int(d) for d in t.shape), str(t.dtype), rng)
                   for t in flat_types(ty)]
         args.append(leaves[0] if len(leaves) == 1 else tuple(leaves))
     libs = [default, tuned]

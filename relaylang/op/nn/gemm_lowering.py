@@ -84,7 +84,8 @@ def _blocked_gemm(b: Any, shape: tuple, dt: str, ob: int, kext: int, nbatch: int
 
     Knobs (b.knob): `gemm.block`, the column block (any of 8/16/32/64 up to the columns
     rounded to 16: a block not dividing N pads it), and `gemm.row_chunk`, the rows per
-    chunk (0: none; multiples of the scheduler's row block)."""
+    chunk (0: none; multiples of the scheduler's row block), and with row chunks
+    `gemm.rows_outer`, the loop order (0: panels outer, 1: row chunks outer)."""
     acc = _acc(dt)
     batch = shape[:nbatch]
     lead = shape[nbatch:-1]
@@ -115,6 +116,7 @@ def _blocked_gemm(b: Any, shape: tuple, dt: str, ob: int, kext: int, nbatch: int
     block = 6 if ob >= 64 else 8
     mb = b.knob("gemm.row_chunk", _row_chunk(rows, ob, nblk * math.prod(batch)),
                 (0,) + tuple(block * m for m in (1, 2, 4, 8, 16) if 2 * block * m <= rows))
+    rows_outer = 0
     if mb:
         # few panels: the rows in chunks of `mb` too (T[.., jb, mo, mi, jj], rows past
         # the last one read the last row and are never read back), so that the
@@ -122,14 +124,19 @@ def _blocked_gemm(b: Any, shape: tuple, dt: str, ob: int, kext: int, nbatch: int
         # scheduler's row-blocked register tiles
         mo_n = -(-rows // mb)
         clamp = mo_n * mb != rows
+        # loop order: panels outer (a panel stays in cache while its row chunks pass) or
+        # row chunks outer (a chunk of `a` rows stays in L1 while the panels pass)
+        rows_outer = b.knob("gemm.rows_outer", 0, (0, 1))
 
         def fred_split(*i: Any) -> Any:
-            mo, mi = i[nbatch + 1], i[nbatch + 2]
+            jb, mo = (i[nbatch + 1], i[nbatch]) if rows_outer else (i[nbatch], i[nbatch + 1])
+            mi = i[nbatch + 2]
             m = mo * mb + mi
             if clamp:
                 m = b.min(m, rows - 1)
-            return fred(*(i[:nbatch + 1] + (m, i[-1])))
-        t = b.compute(batch + (nblk, mo_n, mb, ob), fred_split, dtype=acc, name=name)
+            return fred(*(i[:nbatch] + (jb, m, i[-1])))
+        outer = (mo_n, nblk) if rows_outer else (nblk, mo_n)
+        t = b.compute(batch + outer + (mb, ob), fred_split, dtype=acc, name=name)
     else:
         t = b.compute(batch + (nblk, rows, ob), fred, dtype=acc, name=name)
 
@@ -138,8 +145,13 @@ def _blocked_gemm(b: Any, shape: tuple, dt: str, ob: int, kext: int, nbatch: int
         for pos, d in enumerate(lead):
             m = i[nbatch + pos] if pos == 0 else m * d + i[nbatch + pos]
         j = i[-1]
-        mi = (m / mb, m % mb) if mb else (m,)
-        return b.cast(t[tuple(i[:nbatch]) + (j / ob,) + mi + (j % ob,)], dt)
+        if not mb:
+            at = (j / ob, m)
+        elif rows_outer:
+            at = (m / mb, j / ob, m % mb)
+        else:
+            at = (j / ob, m / mb, m % mb)
+        return b.cast(t[tuple(i[:nbatch]) + at + (j % ob,)], dt)
     return b.compute(shape, fout, dtype=dt, name=f"{name}_out")
 
 

@@ -279,22 +279,47 @@ def test_few_columns_with_a_packed_weight_and_epilogue() -> None:
             os.environ["RELAY_NUM_THREADS"] = saved
 
 
-@pytest.mark.parametrize("block, chunk", [(8, 0), (16, 8), (32, 16), (64, 0), (64, 12)])
-def test_gemm_knobs_keep_the_values(block: int, chunk: int) -> None:
-    """Every value of the knobs gemm.block / gemm.row_chunk gives the same product
-    (padded columns: N = 50 is no multiple of 32 or 64; a last partial row chunk)."""
+@pytest.mark.parametrize("block, chunk, rows_outer",
+                         [(8, 0, 0), (16, 8, 0), (16, 8, 1), (32, 16, 0), (32, 16, 1),
+                          (64, 0, 0), (64, 12, 0), (64, 12, 1)])
+def test_gemm_knobs_keep_the_values(block: int, chunk: int, rows_outer: int) -> None:
+    """Every value of the knobs gemm.block / gemm.row_chunk / gemm.rows_outer gives the
+    same product (padded columns: N = 50 is no multiple of 32 or 64; a last partial row
+    chunk; both loop orders)."""
     from relaylang.backend.llvm import knobs
     rng = np.random.default_rng(block + chunk)
     x = rng.standard_normal((40, 70)).astype("float32")
     w = rng.standard_normal((50, 70)).astype("float32")
     mod = rl.parse(_program({"x": (40, 70), "w": (50, 70)}, "float32",
                             ["nn.dense(%x, %w, units=None)"]))
-    settings = knobs.Settings(every={"gemm.block": block, "gemm.row_chunk": chunk})
+    settings = knobs.Settings(every={"gemm.block": block, "gemm.row_chunk": chunk,
+                                     "gemm.rows_outer": rows_outer})
     with knobs.using(settings):
         lib = rl.build(mod, target="llvm", params={"w": w}, cache=False)
     (values,) = [v for _, v in lib.kernel_schedules.values()]
     assert values["gemm.block"] == block
     assert values["gemm.row_chunk"] == chunk
+    assert values.get("gemm.rows_outer", 0) == rows_outer
     out = lib(x)
     np.testing.assert_allclose(out[0] if isinstance(out, tuple) else out, x @ w.T,
                                rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("rows_outer", [0, 1])
+def test_batch_matmul_loop_orders_keep_the_values(rows_outer: int) -> None:
+    """Both loop orders of a row-chunked batch_matmul (gemm.rows_outer) give the
+    product: 45 rows in chunks of 8 (a partial last chunk), 20 columns in blocks of 32."""
+    from relaylang.backend.llvm import knobs
+    rng = np.random.default_rng(rows_outer)
+    a = rng.standard_normal((2, 45, 33)).astype("float32")
+    w = rng.standard_normal((2, 20, 33)).astype("float32")
+    mod = rl.parse('#[version = "0.0.5"]\n'
+                   "def @main(%a: Tensor[(2, 45, 33), float32], "
+                   "%w: Tensor[(2, 20, 33), float32]) { nn.batch_matmul(%a, %w, "
+                   "transpose_b=True) }\n")
+    settings = knobs.Settings(every={"gemm.row_chunk": 8, "gemm.rows_outer": rows_outer})
+    with knobs.using(settings):
+        lib = rl.build(mod, target="llvm", cache=False)
+    (values,) = [v for _, v in lib.kernel_schedules.values()]
+    assert values["gemm.rows_outer"] == rows_outer
+    np.testing.assert_allclose(lib(a, w), a @ w.transpose(0, 2, 1), rtol=1e-4, atol=1e-4)

@@ -30,7 +30,9 @@ The rules, each applied only when the types say it is the same value:
     x * c2 + c1 * c2 and the like (TVM's SimplifyAdjacentMultiplyOrAdd);
   * a clip followed by two casts loses the casts that change no value, and a clip whose
     range covers its integer input's dtype goes (TVM's SimplifyClipAndConsecutiveCast,
-    SimplifyCastClip).
+    SimplifyCastClip);
+  * `a*x*x + b*x*y + c*y*y` with real roots -> `a * (x + p*y) * (x + q*y)` (TVM's
+    SimplifyBinomial; `_binomial`).
 
 The pass type-checks the module first when it is not typed (`InferType`), and
 returns it typed.
@@ -129,6 +131,8 @@ class _Simplifier:
                 if isinstance(c, Constant) and np.ndim(c.data) == 0:
                     rs = make.rsqrt(call.args[1].args[0])            # type: ignore[attr-defined]
                     return rs if float(c.data) == 1 else make.multiply(c, rs)
+            if name == "add":                                        # TVM's SimplifyBinomial
+                return _binomial(call, old.checked_type)
             return None
         if name in ("argmax", "argmin", "argsort") and _is_op(call.args[0], "qnn.dequantize"):
             return self._dq_arg(call)
@@ -317,6 +321,104 @@ class _Simplifier:
 
 _LIKE = ("reshape_like", "zeros_like", "ones_like", "full_like", "broadcast_to_like",
          "cast_like")
+
+
+# ---------------------------------------------------------------- SimplifyBinomial
+
+# The dtypes whose coefficients TVM's SimplifyBinomial reads (it takes the others as 1).
+_BINOMIAL_DTYPES = ("int32", "float32", "float64")
+
+
+def _binomial(call: Call, ty: Type | None) -> Expr | None:
+    """a*x*x + b*x*y + c*y*y, its three terms in any order and each written in any of
+    TVM's forms (`a * (x * x)`, `x * (a * x)`, `x * x`, the operands of each add and
+    multiply either way round; a coefficient left out is 1) -> a * (x + p*y) * (x + q*y),
+    p and q the roots of a*t*t - b*t + c (TVM's SimplifyBinomial; x and y swap first when
+    c is 1 and a is larger, so the coefficient in front is 1). Left alone when the roots
+    are not real. The factors are written without TVM's `* 1` and `1 *`, which its
+    EliminateIdentity then removes: `(x + y) * (x + y)`, one node used twice when p = q.
+    Narrower than TVM's, where TVM's result would differ from the input: only scalar
+    coefficients (TVM reads the first element of any constant), and for int32 only
+    integer roots (TVM truncates them, which changes the value)."""
+    if not isinstance(ty, TensorType) or ty.dtype not in _BINOMIAL_DTYPES:
+        return None
+    outer = [(call.args[0], call.args[1]), (call.args[1], call.args[0])]
+    for inner, third in outer:
+        if not _is_op(inner, "add") or len(inner.args) != 2:        # type: ignore[union-attr]
+            continue
+        terms = (inner.args[0], inner.args[1], third)               # type: ignore[union-attr]
+        found = _binomial_roles(terms)
+        if found is not None:
+            return _factor(*found, ty.dtype)
+    return None
+
+
+def _binomial_roles(terms: tuple[Expr, Expr, Expr]
+                    ) -> tuple[Expr, Expr, float, float, float] | None:
+    """(x, y, a, b, c) when the three terms are a*x*x, c*y*y and b*x*y in some order."""
+    forms = [_product_forms(t) for t in terms]
+    for i_xx, i_yy, i_xy in ((0, 2, 1), (1, 2, 0), (0, 1, 2), (1, 0, 2), (2, 0, 1),
+                             (2, 1, 0)):
+        for a, x, x2 in forms[i_xx]:
+            if x is not x2:
+                continue
+            for c, y, y2 in forms[i_yy]:
+                if y is not y2:
+                    continue
+                for b, u, v in forms[i_xy]:
+                    if (u is x and v is y) or (u is y and v is x):
+                        return x, y, a, b, c
+    return None
+
+
+def _product_forms(term: Expr) -> list[tuple[float, Expr, Expr]]:
+    """The ways `term` reads as coefficient * u * v: `k * (u * v)`, `u * (k * v)` or
+    `u * v` (coefficient 1), each multiply's operands either way round; k a scalar
+    constant."""
+    if not _is_op(term, "multiply") or len(term.args) != 2:         # type: ignore[union-attr]
+        return []
+    out: list[tuple[float, Expr, Expr]] = []
+    p, q = term.args                                                 # type: ignore[union-attr]
+    for first, second in ((p, q), (q, p)):
+        k = _coefficient(first)
+        if k is not None and _is_op(second, "multiply") and len(second.args) == 2:
+            out.append((k, second.args[0], second.args[1]))         # type: ignore[union-attr]
+        if _is_op(second, "multiply") and len(second.args) == 2:     # type: ignore[union-attr]
+            r, s = second.args                                       # type: ignore[union-attr]
+            for kk, other in ((r, s), (s, r)):
+                k = _coefficient(kk)
+                if k is not None:
+                    out.append((k, first, other))
+    out.append((1.0, p, q))
+    return out
+
+
+def _coefficient(e: Expr) -> float | None:
+    if isinstance(e, Constant) and np.ndim(e.data) == 0 and e.data.dtype.kind in "iuf" \
+            and e.data.dtype.fields is None:
+        return float(e.data)
+    return None
+
+
+def _factor(x: Expr, y: Expr, a: float, b: float, c: float, dtype: str) -> Expr | None:
+    from ..op import make
+    if c == 1 and a > 1:
+        x, y, a, c = y, x, c, a
+    disc = b * b - 4 * a * c
+    if disc < 0 or a == 0:
+        return None
+    same = disc < 10e-5                                # TVM's test for a double root
+    root = float(np.sqrt(disc))
+    p = (b + root) / (2 * a)
+    q = p if same else (b - root) / (2 * a)
+    if dtype.startswith("int") and not (p == int(p) and q == int(q)):
+        return None
+
+    def factor(r: float) -> Expr:
+        return make.add(x, y if r == 1 else make.multiply(y, _scalar(r, dtype)))
+    first = factor(p)
+    product = make.multiply(first, first if same else factor(q))
+    return product if a == 1 else make.multiply(_scalar(a, dtype), product)
 
 
 def _widens(origin: str, cast: str) -> bool:

@@ -276,3 +276,105 @@ def test_simplify_mul_add() -> None:
           mul(c3, add(mul(x, c1), c2)), mul(c3, add(mul(c1, x), c2)),
           mul(c3, add(c2, mul(x, c1))), mul(c3, add(c2, mul(c1, x)))],
          add(mul(x, rl.const(c1v * c3v)), rl.const(c2v * c3v)))
+
+
+# TVM's test_binomials: a*x*x + b*x*y + c*y*y in every order of its terms and factors
+# becomes a * (x + p*y) * (x + q*y) (TVM's SimplifyBinomial); TVM accepts any of the
+# equivalent orders of the result (after EliminateCommonSubexpr), as here. All the forms of
+# one (a, b, c) and dtype go through the pass as the fields of one tuple.
+def test_binomials() -> None:
+    from math import sqrt
+
+    from relaylang.transform import EliminateCommonSubexpr, InferType
+
+    def gen_expressions(x, y, a, b, c):
+        first = [x * x] if a == 1 else [a * x * x, x * a * x, x * x * a]
+        second = [x * y, y * x] if b == 1 else \
+            [b * x * y, x * b * y, x * y * b, b * y * x, y * b * x, y * x * b]
+        third = [y * y] if c == 1 else [c * y * y, y * c * y, y * y * c]
+        out = []
+        for f in first:
+            for s in second:
+                for t in third:
+                    out += [f + s + t, f + t + s, s + f + t, s + t + f, t + f + s, t + s + f]
+        return out
+
+    def gen_expected(x, y, a, b, c, dtype):
+        if c == 1 and a > 1:
+            a, c, x, y = c, a, y, x
+        det = b * b - 4 * a * c
+        if det < 0:
+            return gen_expressions(x, y, a, b, c)
+        p_val, q_val = (b + sqrt(det)) / (2 * a), (b - sqrt(det)) / (2 * a)
+        p, q = E(rl.const(p_val, dtype)), E(rl.const(q_val, dtype))
+        first = [x + y, y + x] if p_val == 1 else [x + p * y, p * y + x, x + y * p, y * p + x]
+        second = [x + y, y + x] if q_val == 1 else [x + q * y, q * y + x, x + y * q, y * q + x]
+        out = []
+        for f in first:
+            for s in second:
+                out.append(f * s)
+                if p_val != q_val:
+                    out.append(s * f)
+        return out
+
+    def typed(params, body):
+        return InferType()(IRModule.from_expr(rl.Function(params, body)))["main"]
+
+    n = 5
+    for dtype in ("int32", "float32", "float64"):
+        x = rl.var("x", shape=(n,), dtype=dtype)
+        y = rl.var("y", shape=(n,), dtype=dtype)
+        for a, b, c in ((1, 2, 1), (6, 5, 1), (1, 1, 1), (1, 4, 4)):
+            consts = [E(rl.const(v, dtype)) for v in (a, b, c)]
+            origins = [e.expr for e in gen_expressions(E(x), E(y), *consts)]
+            expected = []
+            for e in gen_expected(E(x), E(y), a, b, c, dtype):
+                mod = EliminateCommonSubexpr()(IRModule.from_expr(rl.Function([x, y], e.expr)))
+                expected.append(typed([x, y], mod["main"].body))
+            out = simplify(rl.Tuple(origins), [x, y])["main"]
+            assert len(out.body.fields) == len(origins)
+            for field in out.body.fields:
+                actual = typed(list(out.params), field)
+                assert any(rl.structural_equal(actual, e) for e in expected), \
+                    f"{dtype} {(a, b, c)}: {rl.astext(actual)}"
+
+
+# Not a TVM test: where SimplifyBinomial is narrower than TVM's (docs/TVM_DIFFERENCES.md,
+# SimplifyExpr): int32 roots that are not integers, vector coefficients, a = 0 and other
+# dtypes are left alone; float roots that are not integers are factored with `a` in front.
+def test_binomial_narrower_than_tvm() -> None:
+    def poly(x, y, a, b, c):
+        return (a * x * x + b * x * y) + c * y * y
+
+    x, y = rl.var("x", shape=(5,), dtype="int32"), rl.var("y", shape=(5,), dtype="int32")
+    ints = [E(rl.const(v, "int32")) for v in (2, 5, 2)]
+    keep = poly(E(x), E(y), *ints).expr                 # roots 2 and 0.5
+    check(keep, keep, [x, y])
+    zero = [E(rl.const(v, "int32")) for v in (0, 3, 0)]
+    keep = poly(E(x), E(y), *zero).expr
+    check(keep, keep, [x, y])
+    x16, y16 = rl.var("x", shape=(5,), dtype="int16"), rl.var("y", shape=(5,), dtype="int16")
+    keep = poly(E(x16), E(y16), *[E(rl.const(v, "int16")) for v in (2, 4, 2)]).expr
+    check(keep, keep, [x16, y16])
+    xf, yf = rl.var("x", shape=(5,)), rl.var("y", shape=(5,))
+    vector = E(rl.const(np.array([1, 2, 3, 4, 5], "float32")))
+    keep = poly(E(xf), E(yf), E(rl.const(2.0)), vector, E(rl.const(2.0))).expr
+    check(keep, keep, [xf, yf])
+    a, b, c = (E(rl.const(v)) for v in (2.0, 5.0, 2.0))
+    p, q, two = (rl.const(v) for v in (2.0, 0.5, 2.0))
+    factored = rl.multiply(two, rl.multiply(rl.add(xf, rl.multiply(yf, p)),
+                                            rl.add(xf, rl.multiply(yf, q))))
+    check(poly(E(xf), E(yf), a, b, c).expr, factored, [xf, yf])
+
+
+class E:
+    """An expression with TVM's Python operators (+ and * build add and multiply)."""
+
+    def __init__(self, expr) -> None:
+        self.expr = expr
+
+    def __add__(self, other: E) -> E:
+        return E(rl.add(self.expr, other.expr))
+
+    def __mul__(self, other: E) -> E:
+        return E(rl.multiply(self.expr, other.expr))

@@ -35,13 +35,25 @@ anchored group), and the post-dominator's own pattern, not the edge patterns, de
 this keeps the groups this pass formed before it had post-dominators, e.g.
 `sum(transpose(exp(x)))` as one kernel.
 
-OPAQUE and stateful ops, ops returning tuples, a reduction's consumers, `let`s,
-`if`s, tuples and calls of functions are boundaries. Inputs from outside a group become
-its parameters `%p0, %p1, ...`, typed from InferType (which runs first); scalar constants
-stay inside. Like TVM, a call that fuses with nothing is still wrapped in its own
-Primitive function; `fuse_opt_level=0` wraps every call alone (no fusion at all), and
-the default -1 takes the opt level of the current `PassContext`. Existing Primitive
-functions are left as they are, so the pass is idempotent. DefuseOps undoes it.
+Tuples of tensors and their projections are nodes too, as in TVM: a tuple joins the
+injective call taking it (`concatenate((%a, %b))`), and then the elementwise and
+injective ops computing its fields join through it (TVM's last phase), so
+`concatenate((add(%x, 1f), %y))` is one function with the tuple inside; a projection
+(`%s.0` of a `split`) is injective, so a split and the elementwise ops on its fields are
+one function. A tuple that joins nothing stays outside every function, and so does a
+projection of a tuple computed elsewhere. `annotation.stop_fusion` is a boundary and is
+dropped from the output (TVM's).
+
+OPAQUE and stateful ops, ops returning other than tensors or tuples of tensors, a
+reduction's consumers, `let`s, `if`s, references and calls of functions are boundaries.
+Inputs from outside a group become its parameters `%p0, %p1, ...`, typed from InferType
+(which runs first); scalar constants stay inside, and tensor constants too with
+`link_params=1` (TVM's `relay.FuseOps.link_params`). Like TVM, a call that fuses with
+nothing is still wrapped in its own Primitive function; `fuse_opt_level=0` wraps every
+call alone (no fusion at all), and the default -1 takes the opt level of the current
+`PassContext`; `max_fuse_depth` defaults to the context's `relay.FuseOps.max_depth`
+config, else 256. Existing Primitive functions are left as they are, so the pass is
+idempotent. DefuseOps undoes it.
 """
 from __future__ import annotations
 
@@ -50,16 +62,18 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ...ir.attrs import DictAttrs
-from ...ir.expr import Call, Constant, Expr, Function, Op, Var
+from ...ir.expr import Call, Constant, Expr, Function, Op, Tuple, TupleGetItem, Var
 from ...ir.module import IRModule
 from ...ir.normal_forms import map_unfused_functions, opaque_children
 from ...ir.traverse import post_order
-from ...ir.types import FuncType, TensorType
+from ...ir.types import FuncType, TensorType, TupleType
 from ...op import OpPattern, get_op_def
 from ..pass_infra import ModulePass, PassContext, register_pass
-from .dominators import dataflow_graph
+from .dominators import DataflowGraph, dataflow_graph
 
 _ANCHORS = (OpPattern.OUT_ELEMWISE_FUSABLE, OpPattern.COMM_REDUCE)
+MAX_FUSE_DEPTH = 256                  # TVM's kMaxFusedOps
+STOP_FUSION = "annotation.stop_fusion"
 
 
 @register_pass
@@ -70,76 +84,132 @@ class FuseOps(ModulePass):
     name: ClassVar[str] = "FuseOps"
     opt_level: ClassVar[int] = 0
     fuse_opt_level: int = -1           # -1: the PassContext's opt_level; 0: no fusion
-    max_fuse_depth: int = 256          # TVM's relay.FuseOps.max_depth
+    # 0: the PassContext's config "relay.FuseOps.max_depth" (TVM's), else 256
+    max_fuse_depth: int = 0
+    # -1: the PassContext's config "relay.FuseOps.link_params" (TVM's), else 0; 1: tensor
+    # constants stay inside the functions instead of becoming parameters
+    link_params: int = -1
     # Parameters of the new functions need types; the output is typed, as TVM's, so
     # that a second run changes nothing.
     required: ClassVar[tuple[str, ...]] = ("InferType",)
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         level = self.fuse_opt_level if self.fuse_opt_level >= 0 else ctx.opt_level
+        config = ctx.config if isinstance(ctx.config, dict) else {}
+        depth = self.max_fuse_depth if self.max_fuse_depth > 0 \
+            else int(config.get("relay.FuseOps.max_depth", MAX_FUSE_DEPTH))
+        link = self.link_params if self.link_params >= 0 \
+            else int(bool(config.get("relay.FuseOps.link_params", False)))
         return map_unfused_functions(
-            mod, lambda fn: fuse_ops(fn, fuse=level > 0, max_size=self.max_fuse_depth))
+            mod, lambda fn: fuse_ops(fn, fuse=level > 0, max_size=max(depth, 1),
+                                     link_params=bool(link)))
 
 
 @dataclass
 class _Group:
-    """Calls fused together; `root` is the one whose value leaves the group."""
+    """Nodes fused together; `root` is the one whose value leaves the group."""
 
-    root: Call
-    members: list[Call] = field(default_factory=list)   # in no particular order
+    root: Expr
+    members: list[Expr] = field(default_factory=list)   # in no particular order
     kind: OpPattern = OpPattern.ELEMWISE                # the pattern that decides fusion
     anchors: int = 0
     merged_into: _Group | None = None                   # set once fused into another group
 
 
-def fuse_ops(fn: Function, fuse: bool = True, max_size: int = 256) -> Function:
+def fuse_ops(fn: Function, fuse: bool = True, max_size: int = MAX_FUSE_DEPTH,
+             link_params: bool = False) -> Function:
     """`fn` (type-checked) with every operator call inside a `Primitive=1` function."""
     order = post_order(fn, opaque_children)      # existing Primitive functions: not entered
-    groups: dict[int, _Group] = {id(n): _new_group(n) for n in order if _is_op_call(n)}
-    member_of: set[int] = set()                  # calls fused into another call's group
+    groups: dict[int, _Group] = {id(n): _new_group(n) for n in order if _is_node(n)}
+    member_of: set[int] = set()                  # nodes fused into another node's group
     if fuse:
-        graph = dataflow_graph(order, _is_op_call, opaque_children)
-        # Producers first: when a call is visited its own producers have had their turn.
-        for call in graph.calls:
-            sink = graph.post_dominator[id(call)]
-            if sink is None or not _fusable(call):
-                continue
-            producer, target = _find(groups[id(call)]), _find(groups[id(sink)])
-            if producer is target:
-                continue                 # already fused on an earlier call's path
-            between = graph.between(call, sink, max_size)
-            if between is None:
-                continue                 # more calls on the way than a group may hold
-            others: dict[int, _Group] = {}
-            for node in between:
-                group = _find(groups[id(node)])
-                if group is not target and group is not producer:
-                    others[id(group)] = group
-            absorbed = [producer, *others.values()]
-            if _try_merge(target, _pattern(sink), absorbed, max_size):
-                member_of.update(id(g.root) for g in absorbed)
-    return _rebuild(order, fn, groups, member_of)
+        graph = dataflow_graph(order, _is_node, opaque_children)
+        # As TVM's injective phase before its last one: a tuple joins the injective call
+        # taking it (`concatenate`), so that the ops computing its fields can then join
+        # through it; a tuple that does not stays outside every function.
+        for node in graph.calls:
+            if isinstance(node, Tuple):
+                _fuse_into_post_dominator(node, graph, groups, member_of, max_size)
+        # Producers first: when a node is visited its own producers have had their turn.
+        for node in graph.calls:
+            if not isinstance(node, Tuple) and _fusable(node):
+                _fuse_into_post_dominator(node, graph, groups, member_of, max_size)
+        # A group without an operator call (`(%a, %b).0`) is no kernel: its nodes stay.
+        for group in groups.values():
+            if group.merged_into is None and not _makes_function(group):
+                member_of.difference_update(id(m) for m in group.members)
+    return _rebuild(order, fn, groups, member_of, link_params)
 
 
-def _is_op_call(node: Expr) -> bool:
-    return isinstance(node, Call) and isinstance(node.op, Op)
+def _fuse_into_post_dominator(node: Expr, graph: DataflowGraph, groups: dict[int, _Group],
+                              member_of: set[int], max_size: int) -> None:
+    sink = graph.post_dominator[id(node)]
+    if sink is None:
+        return
+    producer, target = _find(groups[id(node)]), _find(groups[id(sink)])
+    if producer is target:
+        return                   # already fused on an earlier node's path
+    if isinstance(sink, Tuple):
+        # Into a tuple only once the tuple is in an injective call's group (TVM's
+        # third phase); a tuple left alone stays outside every function.
+        if target.root is sink or target.kind > OpPattern.INJECTIVE \
+                or producer.kind > OpPattern.INJECTIVE:
+            return
+        sink_kind = OpPattern.INJECTIVE
+    else:
+        sink_kind = _pattern(sink)
+    between = graph.between(node, sink, max_size)
+    if between is None:
+        return                   # more nodes on the way than a group may hold
+    others: dict[int, _Group] = {}
+    for other in between:
+        group = _find(groups[id(other)])
+        if group is not target and group is not producer:
+            others[id(group)] = group
+    absorbed = [producer, *others.values()]
+    if _try_merge(target, sink_kind, absorbed, max_size):
+        member_of.update(id(g.root) for g in absorbed)
 
 
-def _pattern(call: Call) -> OpPattern:
-    assert isinstance(call.op, Op)
-    opdef = get_op_def(call.op.name)
-    if opdef is None or opdef.stateful or not isinstance(call.checked_type, TensorType):
-        return OpPattern.OPAQUE      # unknown, effectful or tuple-valued: a boundary
+def _is_node(node: Expr) -> bool:
+    """A node of the fusion graph: an operator call, a tuple of tensors, a projection of
+    a tuple of tensors (TVM's: other tuples cannot be parameters of a kernel)."""
+    if isinstance(node, Call):
+        return isinstance(node.op, Op)
+    if isinstance(node, Tuple):
+        return _tensor_tuple(node.checked_type)
+    if isinstance(node, TupleGetItem):
+        return _tensor_tuple(node.tuple_value.checked_type)
+    return False
+
+
+def _tensor_tuple(t: object) -> bool:
+    return isinstance(t, TupleType) and bool(t.fields) \
+        and all(isinstance(f, TensorType) for f in t.fields)
+
+
+def _pattern(node: Expr) -> OpPattern:
+    if isinstance(node, Tuple):
+        return OpPattern.TUPLE
+    if isinstance(node, TupleGetItem):
+        return OpPattern.INJECTIVE
+    assert isinstance(node, Call) and isinstance(node.op, Op)
+    opdef = get_op_def(node.op.name)
+    if opdef is None or opdef.stateful or node.op.name == STOP_FUSION:
+        return OpPattern.OPAQUE      # unknown or effectful: a boundary
+    t = node.checked_type
+    if not (isinstance(t, TensorType) or _tensor_tuple(t)):
+        return OpPattern.OPAQUE      # a result a kernel cannot return
     return opdef.pattern
 
 
-def _fusable(call: Expr) -> bool:
-    return isinstance(call, Call) and _is_op_call(call) and _pattern(call) <= OpPattern.OUT_ELEMWISE_FUSABLE
+def _fusable(node: Expr) -> bool:
+    return _pattern(node) <= OpPattern.OUT_ELEMWISE_FUSABLE
 
 
-def _new_group(call: Call) -> _Group:
-    pattern = _pattern(call)
-    return _Group(call, [call], pattern, int(pattern in _ANCHORS))
+def _new_group(node: Expr) -> _Group:
+    pattern = _pattern(node)
+    return _Group(node, [node], pattern, int(pattern in _ANCHORS))
 
 
 def _find(group: _Group) -> _Group:
@@ -160,6 +230,10 @@ def _try_merge(target: _Group, sink: OpPattern, absorbed: list[_Group], max_size
         allowed, on_path = sink <= OpPattern.COMM_REDUCE, OpPattern.INJECTIVE
     elif producer.kind == OpPattern.OUT_ELEMWISE_FUSABLE:
         allowed, on_path = sink <= OpPattern.BROADCAST, OpPattern.BROADCAST
+    elif producer.kind == OpPattern.TUPLE:
+        # A tuple joins an injective consumer, everything on the way injective (TVM).
+        allowed, on_path = sink <= OpPattern.INJECTIVE and target.kind <= OpPattern.INJECTIVE, \
+            OpPattern.INJECTIVE
     else:
         return False                 # a reduction ends its group; OPAQUE never fuses
     if not allowed or any(g.kind > on_path for g in between) \
@@ -170,6 +244,8 @@ def _try_merge(target: _Group, sink: OpPattern, absorbed: list[_Group], max_size
         target.members.extend(other.members)     # a set: _fused_call orders them
         target.anchors += other.anchors
         other.merged_into = target
+        if other.kind == OpPattern.TUPLE:
+            continue                             # a tuple does not change the kernel's kind
         if other.kind in _ANCHORS or target.kind in _ANCHORS:
             target.kind = other.kind if other.kind in _ANCHORS else target.kind
         else:
@@ -178,14 +254,17 @@ def _try_merge(target: _Group, sink: OpPattern, absorbed: list[_Group], max_size
 
 
 def _rebuild(order: list[Expr], fn: Function, groups: dict[int, _Group],
-             member_of: set[int]) -> Function:
+             member_of: set[int], link_params: bool) -> Function:
     done: dict[int, Expr] = {}
     for node in order:
         if id(node) in member_of:
             continue                 # computed inside its group's function
+        if isinstance(node, Call) and isinstance(node.op, Op) and node.op.name == STOP_FUSION:
+            done[id(node)] = done[id(node.args[0])]     # TVM drops the annotation
+            continue
         group = groups.get(id(node))
-        if group is not None:
-            done[id(node)] = _fused_call(group, done)
+        if group is not None and _makes_function(group):
+            done[id(node)] = _fused_call(group, done, link_params)
             continue
         kids = opaque_children(node)
         done[id(node)] = _typed_as(node.with_children([done[id(c)] for c in kids]), node) \
@@ -195,7 +274,15 @@ def _rebuild(order: list[Expr], fn: Function, groups: dict[int, _Group],
     return out
 
 
-def _fused_call(group: _Group, done: dict[int, Expr]) -> Call:
+def _makes_function(group: _Group) -> bool:
+    """Whether `group` becomes a Primitive function: one with an operator call does,
+    unless its root is a tuple (TVM's: then the group is the tuple alone); a tuple, a
+    projection or a projection of a tuple literal stays as it is."""
+    return not isinstance(group.root, Tuple) \
+        and any(isinstance(m, Call) for m in group.members)
+
+
+def _fused_call(group: _Group, done: dict[int, Expr], link_params: bool) -> Call:
     """`fn (%p0, ..., Primitive=1) { members on params }(inputs)` for one group."""
     inside = {id(m) for m in group.members}
     local: dict[int, Expr] = {}                  # id(original) -> its expression inside
@@ -204,20 +291,26 @@ def _fused_call(group: _Group, done: dict[int, Expr]) -> Call:
     # The function's post-order within the group: producers before consumers, inputs
     # numbered in the order the original program reaches them.
     for member in post_order(group.root, _children_within(group)):
-        assert isinstance(member, Call)
         args = []
-        for arg in member.args:
+        for arg in _operands(member):
             if id(arg) not in inside and id(arg) not in local:
-                if isinstance(arg, Constant) and arg.data.ndim == 0:
-                    local[id(arg)] = arg          # scalars stay in the kernel
+                if isinstance(arg, Constant) and (link_params or arg.data.ndim == 0):
+                    local[id(arg)] = arg          # scalars (all with link_params) stay in
                 else:
                     param = _typed_as(Var(f"p{len(params)}", arg.checked_type), arg)
                     params.append(param)
                     inputs.append(done[id(arg)])
                     local[id(arg)] = param
             args.append(local[id(arg)])
-        local[id(member)] = _typed_as(Call(member.op, tuple(args), member.attrs,
-                                           member.type_args, span=member.span), member)
+        if isinstance(member, Call):
+            new: Expr = Call(member.op, tuple(args), member.attrs, member.type_args,
+                             span=member.span)
+        elif isinstance(member, Tuple):
+            new = Tuple(tuple(args), span=member.span)
+        else:
+            assert isinstance(member, TupleGetItem)
+            new = TupleGetItem(args[0], member.index, span=member.span)
+        local[id(member)] = _typed_as(new, member)
     root = group.root
     prim = Function(tuple(params), local[id(root)], root.checked_type,
                     attrs=DictAttrs((("Primitive", 1),)))
@@ -225,6 +318,15 @@ def _fused_call(group: _Group, done: dict[int, Expr]) -> Call:
         prim.set_checked_type(FuncType(tuple(p.type_annotation for p in params),
                                        root.checked_type))
     return _typed_as(Call(prim, tuple(inputs), span=root.span), root)
+
+
+def _operands(node: Expr) -> tuple[Expr, ...]:
+    if isinstance(node, Call):
+        return node.args
+    if isinstance(node, Tuple):
+        return node.fields
+    assert isinstance(node, TupleGetItem)
+    return (node.tuple_value,)
 
 
 def _typed_as(new: Expr, old: Expr) -> Expr:
@@ -237,5 +339,5 @@ def _typed_as(new: Expr, old: Expr) -> Expr:
 
 def _children_within(group: _Group) -> Callable[[Expr], tuple[Expr, ...]]:
     inside = {id(m) for m in group.members}
-    return lambda node: tuple(a for a in node.args if id(a) in inside) \
-        if isinstance(node, Call) else ()
+    return lambda node: tuple(a for a in _operands(node) if id(a) in inside) \
+        if _is_node(node) else ()

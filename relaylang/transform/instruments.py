@@ -60,11 +60,25 @@ class PassTimingInstrument(PassInstrument):
     """Wall time per pass, in the order passes ran; `report()` formats the table
     (`ir/timing.py`: one row per pass name with its calls, sorted by time, and the total).
     A pass run inside another one's run is timed on its own and its time taken out of the
-    outer pass's, so the rows add up to the time spent in passes."""
+    outer pass's, so the rows add up to the time spent in passes.
+
+    `render()` is TVM's: the same table for the passes timed since the last time a
+    context holding the instrument was left (TVM clears its profile then), "" when there
+    are none; `report()` and `timings` keep everything, for reading after the context."""
 
     def __init__(self) -> None:
         self.timings: list[tuple[str, float]] = []
         self._start: list[list[float]] = []      # [start, seconds of the passes inside]
+        self._live = 0                           # timings[_live:]: what render() shows
+
+    def exit_pass_ctx(self) -> None:
+        self._live = len(self.timings)
+
+    def render(self) -> str:
+        if self._live >= len(self.timings):
+            return ""
+        from ..ir.timing import aggregate, timing_table
+        return timing_table(aggregate(self.timings[self._live:]), name_header="pass")
 
     def run_before_pass(self, mod: IRModule, info: PassInfo) -> None:
         self._start.append([time.perf_counter(), 0.0])
@@ -85,9 +99,9 @@ class PassProgress(PassInstrument):
     """Passes as a progress task (`relaylang.ir.progress`): one step per pass run at the
     top (passes a pass runs inside it are part of its step), the running pass's name as
     the note. `total`: the steps expected (`planned_steps`), None when unknown. The task
-    begins with the first pass and ends with the context it began in (`optimize` enters
-    one of its own inside the caller's), or once `total` steps are done. Nothing is drawn
-    unless a tool installed a renderer."""
+    begins with the first pass and ends with the context it began in (a nested context
+    holding it too: when that one is left), or once `total` steps are done. Nothing is
+    drawn unless a tool installed a renderer."""
 
     def __init__(self, total: int | None = None, label: str = "passes"):
         self.total, self.label = total, label

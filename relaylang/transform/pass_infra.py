@@ -110,7 +110,17 @@ class Sequential(ModulePass):
 
 
 class PassInstrument:
-    """Hooks around every pass a context runs; override what you need."""
+    """Hooks around every pass a context runs; override what you need.
+
+    TVM's rules (src/ir/transform.cc), which `PassContext` follows: `enter_pass_ctx` of
+    each instrument when a context holding it is entered (or `override_instruments` puts
+    it in), `exit_pass_ctx` when it is left; before a pass, `should_run` of every
+    instrument (all of them are asked; a pass the context requires is not asked about),
+    then, if all said yes, `run_before_pass` of each; `run_after_pass` of each once the
+    pass returned (not when it raised). When an instrument raises in `enter_pass_ctx`, the
+    instruments entered before it are exited (last first), the context drops its
+    instruments and is not entered; when one raises in `exit_pass_ctx`, the rest are not
+    exited and the context drops its instruments."""
 
     def enter_pass_ctx(self) -> None: ...
     def exit_pass_ctx(self) -> None: ...
@@ -120,6 +130,19 @@ class PassInstrument:
 
     def run_before_pass(self, mod: IRModule, info: PassInfo) -> None: ...
     def run_after_pass(self, mod: IRModule, info: PassInfo) -> None: ...
+
+
+def pass_instrument(cls: type | None = None) -> Any:
+    """TVM's `@tvm.instrument.pass_instrument`: a class defining any of the hooks
+    (`enter_pass_ctx`, `should_run`, ...) becomes a `PassInstrument` subclass, the hooks
+    it leaves out doing nothing. Used as `@pass_instrument` or `@pass_instrument()`."""
+    def wrap(c: type) -> type:
+        if issubclass(c, PassInstrument):
+            return c
+        return type(c.__name__, (c, PassInstrument),
+                    {"__module__": c.__module__, "__qualname__": c.__qualname__,
+                     "__doc__": c.__doc__})
+    return wrap(cls) if cls is not None else wrap
 
 
 _local = threading.local()
@@ -137,19 +160,64 @@ class PassContext:
 
     @staticmethod
     def current() -> PassContext:
+        """The innermost context entered in this thread, else the thread's default one."""
         stack = getattr(_local, "stack", None)
-        return stack[-1] if stack else _DEFAULT
+        if stack:
+            return stack[-1]
+        default = getattr(_local, "default", None)
+        if default is None:
+            default = _local.default = PassContext()
+        return default
 
     def __enter__(self) -> PassContext:
+        self._enter_instruments()          # raises before the context is entered (TVM's)
         _local.__dict__.setdefault("stack", []).append(self)
-        for inst in self.instruments:
-            inst.enter_pass_ctx()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for inst in self.instruments:
-            inst.exit_pass_ctx()
         _local.stack.pop()
+        self._exit_instruments()
+
+    @contextmanager
+    def derived(self, **changes: Any) -> Iterator[PassContext]:
+        """A copy of this context with `changes` (`opt_level=3`, `config=...`), current
+        for the `with` block. Its instruments are this context's, already entered: their
+        enter/exit hooks are not run again (TVM's relay.build runs the caller's
+        instruments in the caller's context; `optimize` and `build` need their own opt
+        level and target, not a new context to watch)."""
+        ctx = dataclasses.replace(self, **changes)
+        _local.__dict__.setdefault("stack", []).append(ctx)
+        try:
+            yield ctx
+        finally:
+            _local.stack.pop()
+
+    def override_instruments(self, instruments: Sequence[PassInstrument] | None) -> None:
+        """TVM's `PassContext.override_instruments`: the current instruments are exited,
+        `instruments` (None: none) put in their place and entered."""
+        self._exit_instruments()
+        self.instruments = list(instruments or ())
+        self._enter_instruments()
+
+    def _enter_instruments(self) -> None:
+        entered: list[PassInstrument] = []
+        try:
+            for inst in self.instruments:
+                inst.enter_pass_ctx()
+                entered.append(inst)
+        except BaseException:
+            self.instruments = []
+            for inst in reversed(entered):
+                inst.exit_pass_ctx()
+            raise
+
+    def _exit_instruments(self) -> None:
+        try:
+            for inst in self.instruments:
+                inst.exit_pass_ctx()
+        except BaseException:
+            self.instruments = []
+            raise
 
     def _names(self, names: Sequence[str]) -> set[str]:
         return {canonical_name(n) for n in names}
@@ -189,7 +257,7 @@ class PassContext:
         if isinstance(p, Sequential):      # a container: instruments see the passes inside
             return p.transform_module(mod, self)
         info = p.info
-        if not all(inst.should_run(mod, info) for inst in self.instruments):
+        if not self._instruments_allow(mod, info):
             return mod
         mod = self._establish(p.required, mod)
         for inst in self.instruments:
@@ -200,8 +268,15 @@ class PassContext:
             inst.run_after_pass(out, info)
         return out
 
-
-_DEFAULT = PassContext()
+    def _instruments_allow(self, mod: IRModule, info: PassInfo) -> bool:
+        """Every instrument's `should_run` (all are asked, as TVM's `&=`), unless the
+        context requires the pass."""
+        if canonical_name(info.name) in self._names(self.required_pass):
+            return True
+        allow = True
+        for inst in self.instruments:
+            allow = bool(inst.should_run(mod, info)) and allow
+        return allow
 
 
 # ---------------------------------------------------------------- garbage collection

@@ -24,8 +24,6 @@ so the result is typed like TVM's.
 """
 from __future__ import annotations
 
-import dataclasses
-
 from ..ir.module import IRModule
 from .pass_infra import Pass, PassContext, PassNotFound, Sequential, get_pass
 
@@ -86,7 +84,8 @@ def optimize(mod: IRModule, opt_level: int = 3) -> IRModule:
     """`mod` through `default_pipeline` under the current context at `opt_level`.
 
     The current context's instruments, required and disabled passes still apply;
-    only its opt level is replaced, as `PassContext(opt_level=3)` would in TVM."""
-    ctx = dataclasses.replace(PassContext.current(), opt_level=opt_level)
-    with ctx:
+    only its opt level is replaced, as `PassContext(opt_level=3)` would in TVM. The
+    instruments are not entered again (`PassContext.derived`), as TVM's relay.build
+    runs in the caller's context."""
+    with PassContext.current().derived(opt_level=opt_level):
         return default_pipeline(opt_level)(mod)

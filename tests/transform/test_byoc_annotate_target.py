@@ -250,3 +250,74 @@ def test_deep_chain():
         y = rl.abs(rl.nn.relu(y))
     out = AnnotateTarget(["t_test"])(mod_of(y, [x]))
     assert compiler_of(out["main"].body) == "default"
+
+
+def test_if_free_vars():
+    # TVM: test_if_free_vars (an `if` between free variables: the condition's and the else
+    # branch's calls are fenced, the zeros of the then branch are not)
+    target = "test_if_free_vars"
+    for op in ("equal", "sigmoid", "erf"):
+        register_target_op(target, op)
+    try:
+        def before():
+            data = rl.var("data", shape=(1, 32))
+            eq1, eq2 = rl.var("e1", shape=(), dtype="float32"), rl.var("e2", shape=(), dtype="float32")
+            ife = rl.If(rl.equal(eq1, eq2), rl.zeros(shape=(1, 32), dtype="float32"),
+                        rl.sigmoid(data))
+            return mod_of(rl.erf(ife), [data, eq1, eq2])
+
+        def after():
+            data = rl.var("data", shape=(1, 32))
+            eq1, eq2 = rl.var("e1", shape=(), dtype="float32"), rl.var("e2", shape=(), dtype="float32")
+            ce_1 = ce(rl.equal(cb(eq1, target), cb(eq2, target)), target)
+            true_branch = rl.zeros(shape=(1, 32), dtype="float32")
+            ce_2 = ce(rl.sigmoid(cb(data, target)), target)
+            ce_3 = ce(rl.erf(cb(rl.If(ce_1, true_branch, ce_2), target)), target)
+            return mod_of(ce_3, [data, eq1, eq2])
+        for non_call in (True, False):
+            check(before(), after(), target, non_call)
+        # the same through the golden harness (re-parse, idempotence, same values)
+        from tvm_golden import assert_same, run_golden
+        assert_same(run_golden(before(), f"AnnotateTarget{{targets={target}}}"), after())
+    finally:
+        unregister_target(target)
+
+
+def test_extern_dnnl():
+    # TVM: test_extern_dnnl (its annotation, with a test target taking what TVM's DNNL
+    # table takes here, conv2d and add; its run: the partitioned module on the interpreter,
+    # through the golden harness)
+    import numpy as np
+    from tvm_golden import assert_same, run_golden
+    target = "dnnl"
+    for op in ("nn.conv2d", "add"):
+        register_target_op(target, op)
+    ishape, w1shape = (1, 32, 14, 14), (32, 1, 3, 3)
+    try:
+        def annotated():
+            data, weight1 = rl.var("data", shape=ishape), rl.var("weight1", shape=w1shape)
+            d1 = rl.nn.conv2d(data, weight1, kernel_size=(3, 3), padding=(1, 1), groups=32)
+            d2 = rl.nn.conv2d(d1, weight1, kernel_size=(3, 3), padding=(1, 1), groups=32)
+            return mod_of(rl.add(d1, d2), [data, weight1])
+
+        def expected():
+            data, weight1 = rl.var("data", shape=ishape), rl.var("weight1", shape=w1shape)
+            d1 = rl.nn.conv2d(cb(data, target), cb(weight1, target), kernel_size=(3, 3),
+                              padding=(1, 1), groups=32)
+            end0, end1 = ce(d1, target), ce(d1, target)
+            d2 = rl.nn.conv2d(cb(end0, target), cb(weight1, target), kernel_size=(3, 3),
+                              padding=(1, 1), groups=32)
+            out = rl.add(cb(end1, target), cb(ce(d2, target), target))
+            return mod_of(ce(out, target), [data, weight1])
+        check(annotated(), expected(), [target])
+        assert_same(run_golden(annotated(), f"AnnotateTarget{{targets={target}}}"), expected())
+        part = run_golden(annotated(), f"AnnotateTarget{{targets={target}}},MergeCompilerRegions,"
+                          "PartitionGraph")
+        assert "tvmgen_default_dnnl_main_0" in part
+        rng = np.random.default_rng(0)
+        i_data = rng.uniform(0, 1, ishape).astype("float32")
+        w1_data = rng.uniform(0, 1, w1shape).astype("float32")
+        np.testing.assert_allclose(rl.evaluate(part, i_data, w1_data),
+                                   rl.evaluate(annotated(), i_data, w1_data), rtol=1e-5)
+    finally:
+        unregister_target(target)

@@ -298,3 +298,46 @@ def test_deep_chain():
     mod = rl.IRModule.from_expr(rl.Function([x], y))
     out = MergeComposite([("add_relu", add_relu())])(mod)
     assert len(composites(out)) == 5000
+
+
+def test_einsum_reshape_pattern():
+    # TVM: test_einsum_reshape_pattern (optional reshapes around an einsum of a tuple; run
+    # through the golden harness too, with the table registered for a test target)
+    from tvm_golden import assert_same, run_golden
+
+    from relaylang.ir.attrs import DictAttrs
+    from relaylang.transform.byoc import register_pattern_table, unregister_target
+
+    def make_einsum_reshape_pattern():
+        x = wildcard()
+        x = is_op("reshape")(x) | x
+        y = wildcard()
+        y = is_op("reshape")(y) | y
+        z = is_op("einsum")(is_tuple([x, y]))
+        return is_op("reshape")(z) | z
+
+    def before():
+        a, b = rl.var("a", shape=(10, 10)), rl.var("b", shape=(10, 10))
+        c, d = rl.reshape(a, newshape=[20, 5]), rl.reshape(b, newshape=[20, 5])
+        r = rl.einsum(rl.Tuple([c, d]), equation="...ab,...cb->...ac")
+        return rl.IRModule.from_expr(rl.Function([a, b], r))
+
+    def expected():
+        func = before()["main"]
+        # (TVM's attributes are a map; relaylang's keep the order the pass gives them)
+        func = Function(func.params, func.body, attrs=DictAttrs((
+            ("PartitionedFromPattern", "reshape_reshape_Tuple_einsum_"),
+            ("Composite", "einsum_reshape"))))
+        input0, input1 = rl.var("a", shape=(10, 10)), rl.var("b", shape=(10, 10))
+        return rl.IRModule.from_expr(rl.Function([input0, input1],
+                                                 Call(func, (input0, input1))))
+
+    table = [("einsum_reshape", make_einsum_reshape_pattern())]
+    out = MergeComposite(table)(before())
+    assert composites(out) == [("einsum_reshape", "reshape_reshape_Tuple_einsum_")]
+    assert_same(out, expected())
+    register_pattern_table("t_einsum", table)
+    try:
+        assert_same(run_golden(before(), "MergeComposite{pattern_table=t_einsum}"), expected())
+    finally:
+        unregister_target("t_einsum")

@@ -6,10 +6,19 @@ include/tvm/ir/type.h): values that `structural_equal` finds equal hash alike.
 `span` and `checked_type` are ignored. The walk uses explicit stacks (no
 recursion) and memoises by node identity, so 100,000-deep programs and DAGs with
 heavy sharing take linear time.
+
+The hash is the same in every process (as TVM's): the tuning database stores kernels
+under it (backend/llvm/knobs.kernel_key). Python's own `hash` of a string or bytes
+changes with PYTHONHASHSEED, and of None or a type object with the address, so every
+literal goes through `_stable`, which hashes those by their contents (BLAKE2b) and
+leaves Python's hash only to ints, floats and tuples of those (deterministic).
 """
 from __future__ import annotations
 
 import dataclasses
+import enum
+import functools
+import hashlib
 from typing import Any, Callable
 
 from .attrs import Attrs, DictAttrs
@@ -57,7 +66,40 @@ from .types import (
     TypeVar,
 )
 
-_NAN_HASH = hash("relaylang.nan")
+_NAN_HASH = 0x6E616E          # "nan": hash(nan) depends on the object, NaN == NaN here
+_NONE_HASH = 0x4E6F6E65       # "None": hash(None) is its address before Python 3.12
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _text_hash(text: str) -> int:
+    data = text.encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little", signed=True)
+
+
+def _stable(x: Any) -> int:
+    """A hash of a literal (nested tuples of str, bytes, int, float, bool, None, enums)
+    that does not depend on the process (see the module docstring)."""
+    kind = type(x)
+    if kind is int or kind is bool or kind is float:
+        return _NAN_HASH if x != x else hash(x)
+    if kind is str:
+        return _text_hash(x)
+    if kind is tuple:
+        return hash(tuple(_stable(v) for v in x))
+    if x is None:
+        return _NONE_HASH
+    if isinstance(x, (bytes, bytearray, memoryview)):
+        return int.from_bytes(hashlib.blake2b(bytes(x), digest_size=8).digest(), "little",
+                              signed=True)
+    if isinstance(x, enum.Enum):
+        return _stable((kind.__name__, x.name))
+    if isinstance(x, str):
+        return _text_hash(str(x))
+    if isinstance(x, int):
+        return hash(int(x))
+    if isinstance(x, float):
+        return _stable(float(x))
+    return hash(x)
 
 
 def structural_hash(node: Any, map_free_vars: bool = False) -> int:
@@ -87,13 +129,17 @@ def _defs(values: tuple[Any, ...]) -> list[Child]:
     return [(_DEF, v) for v in values]
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _literal_hash(literal: Any) -> int:
+    """`_stable` of a node's literal, memoised: most literals repeat ("Call", 2, 0)."""
+    return _stable(literal)
+
+
 def _plain_hash(x: Any) -> int:
     try:
-        if isinstance(x, float) and x != x:
-            return _NAN_HASH        # hash(nan) depends on the object, NaN == NaN here
-        return hash((type(x).__name__, x))
+        return _stable((type(x).__name__, x))
     except (TypeError, ValueError):
-        return hash(type(x).__name__)
+        return _stable(type(x).__name__)
 
 
 class _Hasher:
@@ -138,7 +184,7 @@ class _Hasher:
             stack.append((_EXIT, (x, literal, len(children), mode)))
             stack.extend(reversed(children))
             return
-        h = hash(literal)           # a leaf: no need to come back
+        h = _literal_hash(literal)  # a leaf: no need to come back
         if isinstance(x, Node):
             self.memo[id(x)] = h
         hashes.append(h)
@@ -147,20 +193,20 @@ class _Hasher:
     def define(self, v: Var | TypeVar, stack: list[tuple[int, Any]], hashes: list[int],
                defines: list[bool]) -> None:
         self.bound += 1
-        self.memo[id(v)] = hash(("bound", self.bound))
+        self.memo[id(v)] = _stable(("bound", self.bound))
         literal = ("def", type(v).__name__)
         if isinstance(v, Var) and (v.type_annotation is not None or v.virtual_device is not None):
             stack.append((_EXIT, (v, literal, 2, _MODE_DEF)))
             stack += ((_ENTER, v.virtual_device), (_ENTER, v.type_annotation))
         else:
-            hashes.append(hash(literal))
+            hashes.append(_literal_hash(literal))
             defines.append(True)
 
     def leave(self, item: tuple[Any, tuple[Any, ...], int, int], hashes: list[int],
               defines: list[bool]) -> None:
         x, literal, n, mode = item
         start = len(hashes) - n
-        h = hash((literal, *hashes[start:]))
+        h = hash((_literal_hash(literal), *hashes[start:]))
         has_def = mode == _MODE_DEF or True in defines[start:]
         del hashes[start:], defines[start:]
         if mode == _MODE_GRAPH or (mode == _MODE_PLAIN and not has_def
@@ -192,7 +238,9 @@ def _h_function(h: _Hasher, x: Function) -> Recipe:
 
 def _h_constant(h: _Hasher, x: Constant) -> Recipe:
     a = x.data
-    return ("Constant", a.dtype.str, a.shape, a.tobytes()), []
+    # the contents as a digest: the literal stays small (the literal memo keeps it)
+    digest = hashlib.blake2b(a.tobytes(), digest_size=16).digest()
+    return ("Constant", a.dtype.str, a.shape, digest), []
 
 
 def _h_type_data(h: _Hasher, x: TypeData) -> Recipe:

@@ -106,6 +106,27 @@ def @main(%x: Tensor[(4,), float32], %n: int32) -> Tensor[(4,), float32] {
         extract_tasks(rl.parse(text))
 
 
+def test_kernel_keys_are_the_same_in_every_process():
+    """A database written by one `relay tune` is read by later processes: the kernels'
+    keys (structural hashes) must not depend on PYTHONHASHSEED."""
+    import os
+    import subprocess
+    import sys
+    code = ("import relaylang as rl\n"
+            "from relaylang.backend.tuning.tasks import extract_tasks\n"
+            "mod = rl.parse('#[version = \"0.0.5\"]\\n"
+            "def @main(%x: Tensor[(8, 32), float32], %w: Tensor[(16, 32), float32]) "
+            "{ nn.relu(nn.dense(%x, %w, units=None)) }')\n"
+            "print(sorted(t.key for t in extract_tasks(mod)))\n")
+    seen = set()
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=True)
+        seen.add(out.stdout.strip())
+    assert len(seen) == 1, seen
+
+
 # ---------------------------------------------------------------- tune + build
 
 def _favour(monkeypatch, knob: str, value: int):

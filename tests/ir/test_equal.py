@@ -603,3 +603,28 @@ def test_parsed_attributes():
     c = _parse("def @main(%y) { nn.max_pool2d(%y, pool_size=[3, 3]) }")
     assert same(a, b)
     assert differ(a, c)
+
+
+def test_structural_hash_is_the_same_in_every_process():
+    """The tuning database keys kernels by structural hash: it must not depend on
+    PYTHONHASHSEED (strings) or addresses (None)."""
+    import os
+    import subprocess
+    import sys
+    code = ("import relaylang as rl\n"
+            "m = rl.parse('#[version = \"0.0.5\"]\\n"
+            "def @main(%x: Tensor[(3, 4), float32], %w: Tensor[(5, 4), float32]) { "
+            "nn.relu(add(nn.dense(%x, %w, units=None), meta[relay.Constant][0])) }', "
+            "metadata=None) if False else None\n"
+            "import numpy as np\n"
+            "x = rl.var('x', shape=(3, 4)); w = rl.var('w', shape=(5, 4))\n"
+            "c = rl.const(np.arange(5, dtype='float32'))\n"
+            "f = rl.Function([x, w], rl.nn.relu(rl.add(rl.nn.dense(x, w), c)))\n"
+            "print(rl.structural_hash(f))\n")
+    seen = set()
+    for seed in ("1", "2", "3"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=True)
+        seen.add(out.stdout.strip())
+    assert len(seen) == 1, seen

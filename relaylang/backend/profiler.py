@@ -60,12 +60,14 @@ FLOP_OPS = frozenset({
     "nn.conv1d", "nn.conv2d", "nn.conv3d",
     "nn.conv1d_transpose", "nn.conv2d_transpose", "nn.conv3d_transpose",
     "nn.deformable_conv2d", "nn.modulated_deformable_conv2d", "nn.contrib_conv2d_NCHWc",
+    "nn.contrib_depthwise_conv2d_NCHWc",
 })
 _DEFAULT_KERNEL_LAYOUT = {"nn.conv1d": "OIW", "nn.conv2d": "OIHW", "nn.conv3d": "OIDHW",
                           "nn.conv1d_transpose": "IOW", "nn.conv2d_transpose": "IOHW",
                           "nn.conv3d_transpose": "IODHW", "nn.deformable_conv2d": "OIHW",
                           "nn.modulated_deformable_conv2d": "OIHW",
-                          "nn.contrib_conv2d_NCHWc": "OIHW"}
+                          "nn.contrib_conv2d_NCHWc": "OIHW",
+                          "nn.contrib_depthwise_conv2d_NCHWc": "OIHW"}
 
 Shape = tuple  # a tensor's shape, or (for a tuple value) a tuple of them marked by _TUPLE
 

@@ -63,8 +63,10 @@ class OpDef:
     "conv" (takes the preferred data/kernel layouts), "pool" (takes the preferred
     layout, else follows), "elemwise" (follows its one tensor input), "broadcast"
     (follows its full-rank operand), "axis" (follows, `axis` renumbered), "reduce",
-    "arg_reduce", "concatenate", "pad", "transpose", "layout_transform"; None: an
-    edge, whose inputs get their original layouts back.
+    "arg_reduce", "concatenate", "pad", "transpose", "layout_transform", "spatial"
+    (a `layout` attribute: as "pool"), "roi" (its `layout` only when asked), "axes",
+    "squeeze", "split", "topk", "strided_slice", "slice_like"; None: an edge, whose
+    inputs get their original layouts back.
 
     `scale_axis` is the op's role in FoldScaleAxis (transform/fold_scale_axis/):
     "conv" and "dense" (consumers whose weight absorbs a per-channel scale),

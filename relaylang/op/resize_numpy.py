@@ -1,4 +1,5 @@
-"""Resampling in NumPy, shared by the kernels of image.resize2d and nn.upsampling.
+"""Resampling in NumPy, shared by the kernels of image.resize1d, image.resize2d,
+nn.upsampling and nn.upsampling3d (`resize_axes`: any axes, one after the other).
 
 resize2d follows python/tvm/topi/image/resize.py: output coordinates map back
 to input ones by the coordinate transformation mode (in float32), nearest picks
@@ -232,3 +233,23 @@ def resize_hw(x: np.ndarray, layout: str, size: tuple[int, int], how: Resampling
     v = resize_axis(v, -1, size[1], how, sw, (box[1], box[3]))
     v = resize_axis(v, -2, size[0], how, sh, (box[0], box[2]))
     return np.asarray(np.moveaxis(v, (-2, -1), (h, w)), order="C").astype(out_dtype)
+
+
+def resampling_of(attrs: Any, method: str | None = None, mode: str | None = None) -> Resampling:
+    """The Resampling of a resize's attributes that has no ONNX additions (image.resize1d,
+    nn.upsampling3d: no `antialias`); `method`/`mode` override the attributes'."""
+    return Resampling(method or attrs.method, mode or attrs.coordinate_transformation_mode,
+                      getattr(attrs, "rounding_method", ""),
+                      float(getattr(attrs, "cubic_alpha", -0.5)),
+                      bool(getattr(attrs, "cubic_exclude", 0)), False,
+                      float(getattr(attrs, "extrapolation_value", 0.0)))
+
+
+def resize_axes(x: np.ndarray, axes: list[tuple[int, int, tuple[float, float]]],
+                how: Resampling, out_dtype: str) -> np.ndarray:
+    """Resample `x` along each (axis, out_len, roi span) of `axes`, last one first, in
+    float32 (image.resize1d: one axis; nn.upsampling3d: D, H and W)."""
+    v = x.astype(F32)
+    for axis, out_len, span in reversed(axes):
+        v = resize_axis(v, axis, out_len, how, None, span)
+    return np.ascontiguousarray(v).astype(out_dtype)

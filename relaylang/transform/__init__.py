@@ -35,8 +35,22 @@ __all__ = ["AnnotateTarget", "BindParams", "BindParamsError", "FunctionPass", "I
            "gradient", "list_passes", "missing_passes", "module_pass", "optimize", "register_pass"]
 
 
+# The layout passes' registries, by the module that keeps each (TVM's op attributes
+# FTVMAlterOpLayout and FInferCorrectLayout).
+_LAYOUT_API = {"register_alter_op_layout": "alter_op_layout",
+               "temp_alter_op_layout": "alter_op_layout",
+               "get_alter_op_layout": "alter_op_layout",
+               "register_infer_correct_layout": "rules",
+               "temp_infer_correct_layout": "rules"}
+
+
 def __getattr__(name: str) -> object:
-    """Registered passes by name: `rl.transform.FoldConstant()`."""
+    """Registered passes by name: `rl.transform.FoldConstant()`; the layout registries
+    (`rl.transform.register_alter_op_layout`, `register_infer_correct_layout`)."""
+    if name in _LAYOUT_API:
+        import importlib
+        module = importlib.import_module(f".layout.{_LAYOUT_API[name]}", __name__)
+        return getattr(module, name)
     from .pass_infra import _PASSES, _load_passes, canonical_name
     _load_passes()
     cls = _PASSES.get(canonical_name(name))

@@ -14,7 +14,9 @@ which twin and how): dyn.reshape(x, [2, -1]) is reshape(x, newshape=[2, -1]),
 dyn.full(v, [2, 3]) is full(v, shape=[2, 3]), dyn.one_hot(i, on, off, 4) is
 one_hot(i, on, off, depth=4), dyn.nn.pad(x, w, v) is nn.pad(x, v, pad_width=w), and
 so on for dyn.broadcast_to, dyn.tile, dyn.zeros, dyn.ones, dyn.strided_slice,
-dyn.squeeze and dyn.expand_dims.
+dyn.squeeze, dyn.expand_dims, dyn.topk (k), dyn.image.resize2d (size and roi, both
+constant as TVM asks; a float size truncated as TVM's ToVector does), dyn.nn.upsampling
+and dyn.nn.upsampling3d (every scale) and dyn.sparse_to_dense (output_shape).
 
 Shapes computed from static shapes become constants first, as in TVM, where the pass
 runs FoldConstant and InferType on each argument before looking at it: the pass
@@ -48,7 +50,7 @@ from ..ir.traverse import post_order
 from ..ir.types import TensorType
 from ..op import get as get_op
 from ..op import get_op_def
-from ..op.dyn.twins import TWINS
+from ..op.dyn.twins import TWINS, same_rank_and_dtype
 from ..op.relation import TypeRelError
 from ..typing import infer_types
 from .fold_constant import FoldConstant, fold_constant
@@ -173,7 +175,6 @@ def static_call(call: Call, dyn_type: Any, type_of: Any = None) -> tuple[Call, A
         out = opdef.type_rel(types, attrs)
     except TypeRelError:
         return None
-    if not (isinstance(out, TensorType) and isinstance(dyn_type, TensorType)
-            and len(out.shape) == len(dyn_type.shape) and out.dtype == dyn_type.dtype):
+    if not same_rank_and_dtype(out, dyn_type):
         return None                      # the twin would not have the type the call had
     return Call(get_op(twin.op), args, attrs, span=call.span), out

@@ -33,6 +33,7 @@ TVM_PIPELINE: tuple[str, ...] = (
     "InferType",
     "RemoveUnusedFunctions",
     "ToBasicBlockNormalForm",
+    "QnnCanonicalize",             # relay.qnn.transform.Legalize: qnn ops as ordinary ops
     "SimplifyInference",
     "EliminateCommonSubexpr",
     "CombineParallelConv2D",

@@ -15,12 +15,13 @@ from .infer import Inferencer, with_type_args
 
 def check_module(mod: IRModule, *, type_args: bool = False
                  ) -> tuple[IRModule, list[Diagnostic]]:
-    """`type_args=True` also records the instantiated type arguments of calls to
-    polymorphic globals and constructors (`Call.type_args`, `with_type_args`): the calls
-    on those paths are new nodes, so it is asked for only by passes that specialise
-    polymorphic calls (Defunctionalization)."""
+    """`type_args=True` also records `Call.type_args` as TVM's InferType does
+    (`with_type_args`): the instantiated type arguments of calls to polymorphic globals,
+    constructors and local functions, and the argument types of operator calls. The calls
+    on those paths are new nodes, so it is asked for only where they are read (passes that
+    specialise polymorphic calls: Defunctionalization)."""
     diag = DiagnosticContext(mod.source_name, mod.sources.get(mod.source_name, ""))
-    inf = Inferencer(mod, diag)
+    inf = Inferencer(mod, diag, op_type_args=type_args)
     inf.run()
     if not diag.has_errors:
         _report_unknown_vars(inf, mod)

@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from .. import op as op_registry
 from ..ir.diagnostics import DiagnosticContext, Note
+from ..ir.equal import structural_equal
 from ..ir.expr import (
     Call,
     Constant,
@@ -77,8 +78,11 @@ class _Pending:
 
 
 class Inferencer:
-    def __init__(self, mod: IRModule, diag: DiagnosticContext):
+    def __init__(self, mod: IRModule, diag: DiagnosticContext, *, op_type_args: bool = False):
+        """`op_type_args`: also record each operator call's argument types as its type
+        arguments (TVM's InferType does), for `with_type_args`."""
         self.mod = mod
+        self.op_type_args = op_type_args
         self.solver = Solver()
         self.report = Reporter(diag, self.solver, mod.sources)
         self.types: dict[int, Type] = {}
@@ -338,6 +342,8 @@ class Inferencer:
     def _call(self, node: Call) -> Type:
         if isinstance(node.op, Op):
             self.types[id(node)] = self.solver.fresh()
+            if self.op_type_args:       # TVM's: the argument types, whatever the call carried
+                self.call_type_args.append((node, tuple(self.t(a) for a in node.args)))
             if not self._try_relation(node):
                 self.pending.append(_Pending(node, "relation"))
             return self.t(node)
@@ -501,6 +507,10 @@ def _first_type_var(t: Type) -> TypeVar | None:
     return None
 
 
+def _same_types(a: tuple[Type, ...], b: tuple[Type, ...]) -> bool:
+    return len(a) == len(b) and all(x is y or structural_equal(x, y) for x, y in zip(a, b))
+
+
 def with_type_args(mod: IRModule, inf: Inferencer) -> IRModule:
     """`mod`, type-checked by `inf`, with `Call.type_args` filled in (TVM's InferType fills
     them too). Calls are immutable and may be shared with the caller's module, so each
@@ -511,8 +521,13 @@ def with_type_args(mod: IRModule, inf: Inferencer) -> IRModule:
         return mod
 
     def visit(old: Expr, new: Expr) -> Expr | None:
-        if isinstance(new, Call) and not new.type_args and id(old) in solved:
-            new = Call(new.op, new.args, new.attrs, solved[id(old)], span=new.span)
+        if isinstance(new, Call) and id(old) in solved:
+            args = solved[id(old)]
+            # An operator call's are its argument types now, replacing any it carried (a
+            # pass may have changed its arguments); another call's given ones were kept.
+            if not new.type_args or \
+                    (isinstance(new.op, Op) and not _same_types(new.type_args, args)):
+                new = Call(new.op, new.args, new.attrs, args, span=new.span)
         if new is not old and old.checked_type is not None:
             new.set_checked_type(old.checked_type)
         return new

@@ -5,8 +5,9 @@ bound hole to what it stands for (union-find with path compression). Type
 parameters of a function are rigid inside its body: a `TypeVar` only unifies
 with itself or a hole. Two function types with type parameters unify as in TVM: the
 more polymorphic one is instantiated (its extra parameters become fresh holes), so a
-polymorphic function used as a value fits each use. Everything here walks types with
-explicit stacks, so even pathological nesting cannot overflow.
+polymorphic function used as a value fits each use, and the unified type is the less
+polymorphic one (the branches of an `if`). Everything here walks types with explicit
+stacks, so even pathological nesting cannot overflow.
 """
 from __future__ import annotations
 
@@ -143,8 +144,16 @@ class Solver:
 
     # ------------------------------------------------------------ unification
     def unify(self, a: Type, b: Type) -> Type:
-        """Make `a` and `b` the same type; UnifyError says where they differ."""
+        """Make `a` and `b` the same type; UnifyError says where they differ.
+
+        Returns the unified type. Where a function type with type parameters met one
+        with fewer (an `if` whose branches are `fn [a](%x: a) { %x }` and
+        `fn (%z) { %z }`), the unified type is the less polymorphic one, as in TVM: the
+        more polymorphic side was instantiated there, and its fresh holes are the other
+        side's types; returning it unchanged would cut them off from the annotations
+        that decide them."""
         pending = [(a, b, "")]
+        instantiated: set[int] | None = None     # the type parameters instantiated here
         while pending:
             x, y, where = pending.pop()
             x, y = self.find(x), self.find(y)
@@ -157,8 +166,54 @@ class Solver:
                 self._bound[id(hole)] = other
                 self._holes.append(hole)
                 continue
+            if isinstance(x, FuncType) and isinstance(y, FuncType) and \
+                    len(x.type_params) != len(y.type_params):
+                more = x if len(x.type_params) > len(y.type_params) else y
+                if instantiated is None:
+                    instantiated = set()
+                instantiated.update(id(tv) for tv in more.type_params)
             pending.extend(self._unify_step(x, y, where))
-        return self.find(a)
+        return self.find(a) if instantiated is None else self._joined(a, b, instantiated)
+
+    def _joined(self, a: Type, b: Type, instantiated: set[int]) -> Type:
+        """The type `a` and `b` were unified to, resolved: `a`'s, except where a function
+        type met one with fewer type parameters. There the result has the fewer
+        parameters, and where one side has a type parameter of the more polymorphic one
+        (an id in `instantiated`: it was instantiated by the unification) the other
+        side's type is taken. The two are walked side by side, by position: a
+        polymorphic type object may also stand elsewhere in `a` as itself."""
+        find, resolve = self.find, self.resolve
+        done: dict[tuple[int, int], Type] = {}
+        stack: list[tuple[Type, Type, bool]] = [(a, b, False)]
+        while stack:
+            x, y, expanded = stack.pop()
+            x, y = find(x), find(y)
+            key = (id(x), id(y))
+            if expanded:
+                kids = [done[(id(find(kx)), id(find(ky)))]
+                        for kx, ky in zip(type_children(x), type_children(y))]
+                if isinstance(x, FuncType) and isinstance(y, FuncType):
+                    fewer = x if len(x.type_params) <= len(y.type_params) else y
+                    done[key] = FuncType(tuple(kids[:-1]), kids[-1], fewer.type_params,
+                                         span=x.span)
+                else:
+                    done[key] = with_type_children(x, kids)
+                continue
+            if key in done:
+                continue
+            if x is y:
+                done[key] = resolve(x)
+            elif isinstance(x, TypeVar) and id(x) in instantiated:
+                done[key] = resolve(y)
+            elif isinstance(y, TypeVar) and id(y) in instantiated:
+                done[key] = resolve(x)
+            elif _joinable(x, y):
+                stack.append((x, y, True))
+                stack.extend((kx, ky, False) for kx, ky in zip(type_children(x),
+                                                               type_children(y)))
+            else:
+                done[key] = resolve(x)
+        return done[(id(find(a)), id(find(b)))]
 
     def _unify_step(self, x: Type, y: Type, where: str) -> list[tuple[Type, Type, str]]:
         if isinstance(x, TensorType) and isinstance(y, TensorType):
@@ -220,6 +275,20 @@ class Solver:
                 continue      # `?` is decided at run time
             if a != b:
                 raise UnifyError(f"dimension {i} is {_dim(a)} against {_dim(b)}{where}")
+
+
+def _joinable(x: Type, y: Type) -> bool:
+    """Whether `Solver._joined` walks into `x` and `y`: the same constructor and arity, and
+    for function types, no type parameters or different numbers of them (two functions
+    with as many type parameters unify with `x`'s, which the result keeps)."""
+    if isinstance(x, FuncType) and isinstance(y, FuncType):
+        return len(x.arg_types) == len(y.arg_types) and \
+            (len(x.type_params) != len(y.type_params) or not x.type_params)
+    if isinstance(x, TupleType) and isinstance(y, TupleType):
+        return len(x.fields) == len(y.fields)
+    if isinstance(x, TypeCall) and isinstance(y, TypeCall):
+        return len(x.args) == len(y.args)
+    return isinstance(x, RefType) and isinstance(y, RefType)
 
 
 def _dim(d: object) -> str:

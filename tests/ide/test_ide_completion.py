@@ -27,7 +27,7 @@ def test_partial_op_name_and_its_signature_doc():
     found = by_label("def @main(%x) { nn.con")
     assert set(found) == {"nn.conv1d", "nn.conv2d", "nn.conv3d", "nn.conv1d_transpose",
                           "nn.conv2d_transpose", "nn.conv3d_transpose",
-                          "nn.contrib_conv2d_NCHWc"}
+                          "nn.contrib_conv2d_NCHWc", "nn.contrib_depthwise_conv2d_NCHWc"}
     assert found["nn.conv2d"].detail.startswith(
         'nn.conv2d(data, weight, strides=(1, 1), padding=(0, 0)')
     assert found["nn.conv2d"].detail.endswith('out_layout="", out_dtype="")')

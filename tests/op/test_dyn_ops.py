@@ -96,6 +96,36 @@ AGREEMENT = [
      {"pad_mode": "reflect"}, np.pad(data((3, 3)), [(2, 2), (0, 1)], mode="reflect")),
     ("dyn.nn.pad", [data((0, 2)), a([[1, 1], [0, 0]]), np.array(3.0, "float32")], {},
      np.full((2, 2), 3.0, "float32")),
+    ("dyn.topk", [data((3, 4)), np.array(2, "int32")], {"ret_type": "values", "axis": 0},
+     data((3, 4))[::-1][:2]),
+    ("dyn.topk", [data((3, 4)), a([3])], {"ret_type": "indices", "is_ascend": True,
+                                          "dtype": "int64"}, np.tile(a([0, 1, 2]), (3, 1))),
+    ("dyn.topk", [data((1, 5)), np.array(0, "int64")], {"ret_type": "values"},
+     data((1, 5))[:, ::-1]),
+    ("dyn.image.resize2d", [data((1, 2, 2, 3)), a([4, 6], "int32"), np.zeros(4, "float32")],
+     {"method": "nearest_neighbor", "coordinate_transformation_mode": "asymmetric"},
+     data((1, 2, 2, 3)).repeat(2, axis=2).repeat(2, axis=3)),
+    ("dyn.image.resize2d", [data((1, 3, 1, 2), "uint8"), a([2.0, 3.7], "float32"),
+                            np.zeros(4, "float32")],
+     {"layout": "NHWC", "method": "nearest_neighbor", "out_dtype": "float32"},
+     np.zeros((1, 2, 3, 2), "float32") + data((1, 3, 1, 2), "uint8")[:, [0, 2]].astype(
+         "float32")),
+    ("dyn.nn.upsampling", [data((1, 2, 2, 3), "int8"), np.array(2.0, "float32"),
+                           np.array(3.0, "float64")], {},
+     data((1, 2, 2, 3), "int8").repeat(2, axis=2).repeat(3, axis=3)),
+    ("dyn.nn.upsampling", [data((1, 1, 1, 2)), np.array(1, "int32"), np.array(0.5, "float32")],
+     {}, data((1, 1, 1, 1))),
+    ("dyn.nn.upsampling3d", [data((1, 1, 1, 2, 2), "int32"), np.array(2.0, "float32"),
+                             np.array(1.0, "float32"), np.array(2.0, "float32")],
+     {"coordinate_transformation_mode": "asymmetric"},
+     data((1, 1, 1, 2, 2), "int32").repeat(2, axis=2).repeat(2, axis=4)),
+    ("dyn.nn.upsampling3d", [data((1, 2, 1, 1, 1)), np.array(1.0, "float32"),
+                             np.array(1.0, "float32"), np.array(1.0, "float32")],
+     {"layout": "NDHWC"}, data((1, 2, 1, 1, 1))),
+    ("dyn.sparse_to_dense", [a([0, 2]), a([5.0, 6.0], "float32"), np.array(1.0, "float32"),
+                             a([3])], {}, np.array([5.0, 1.0, 6.0], "float32")),
+    ("dyn.sparse_to_dense", [a([[1, 0]], "int32"), a([7], "int8"), np.array(0, "int8"),
+                             a([2, 2], "int32")], {}, np.array([[0, 0], [7, 0]], "int8")),
 ]
 
 
@@ -114,7 +144,7 @@ def test_every_dyn_op_is_in_the_agreement_table():
     from relaylang.op import all_ops
     family = {d.name for d in all_ops() if d.package == "relaylang.op.dyn"}
     assert family == {c[0] for c in AGREEMENT}
-    assert len(family) == 11
+    assert len(family) == 16
 
 
 # ---------------------------------------------------------------- relations
@@ -143,6 +173,49 @@ def test_relations_give_rank_from_the_shape_length_and_unknown_dims():
     assert eq(rel("dyn.nn.pad", T((2, 3), "int32"), T((2, 2), "int64"), T((), "int32")),
               T((ANY, ANY), "int32"))
     assert eq(rel("dyn.nn.pad", T((ANY, 3)), T((ANY, 2), "int64"), S), T((ANY, ANY)))
+
+
+def test_relations_of_the_resampling_topk_and_sparse_ops():
+    assert eq(rel("dyn.topk", T((3, 4)), T((), "int32"), axis=0),
+              rl.TupleType([T((ANY, 4)), T((ANY, 4), "int32")]))
+    assert eq(rel("dyn.topk", T((3, 4)), T((1,), "int64"), ret_type="indices", dtype="int64"),
+              T((3, ANY), "int64"))
+    assert eq(rel("dyn.image.resize2d", T((1, 2, 3, 4), "uint8"), T((2,)), T((4,)),
+                  out_dtype="float32"), T((1, 2, ANY, ANY)))
+    assert eq(rel("dyn.image.resize2d", T((1, 3, 4, 2)), T((2,), "int64"), T((4,)),
+                  layout="NHWC"), T((1, ANY, ANY, 2)))
+    assert eq(rel("dyn.nn.upsampling", T((1, 2, 3, 4), "int8"), S, S),
+              T((1, 2, ANY, ANY), "int8"))
+    assert eq(rel("dyn.nn.upsampling", T((1, 2, 3, 4, 16)), S, S, layout="NCHW16c"),
+              T((1, 2, ANY, ANY, 16)))
+    assert eq(rel("dyn.nn.upsampling3d", T((1, 2, 3, 4, 5)), S, S, S, layout="NDHWC"),
+              T((1, ANY, ANY, ANY, 5)))
+    assert eq(rel("dyn.sparse_to_dense", T((2, 2), "int32"), T((2,), "int8"), T((), "int8"),
+                  T((2,), "int64")), T((ANY, ANY), "int8"))
+    rel_error("dyn.topk", [T((3, 4)), T((2,), "int32")], "k must be a scalar", 1)
+    rel_error("dyn.topk", [T((3, 4)), T((), "float32")], "k must be an integer", 1)
+    rel_error("dyn.topk", [T((3, 4)), T((), "int32")], "dtype of the indices", None,
+              dtype="float32")
+    rel_error("dyn.image.resize2d", [T((1, 2, 3, 4)), T((3,)), T((4,))], "size must hold 2",
+              1)
+    rel_error("dyn.image.resize2d", [T((1, 2, 3, 4)), T((2,)), T(())], "roi must have rank 1",
+              2)
+    rel_error("dyn.nn.upsampling", [T((1, 2, 3, 4)), T((1,)), S], "scale_h must be a scalar",
+              1)
+    rel_error("dyn.nn.upsampling", [T((1, 2, 3)), S, S], "layout NCHW has 4 axes", 0)
+    rel_error("dyn.nn.upsampling3d", [T((1, 2, 3, 4, 5)), S, S, S], "method must be one of",
+              None, method="bilinear")
+    rel_error("dyn.sparse_to_dense", [T((2,), "int32"), T((2,)), S, T((ANY,), "int64")],
+              "a dynamic rank is not supported", 3)
+    rel_error("dyn.sparse_to_dense", [T((2,), "int32"), T((3,)), S, T((1,), "int64")],
+              "3 values for 2", 1)
+
+
+def test_dyn_topk_both_is_the_static_topk():
+    x = data((4, 3))
+    values, indices = run("dyn.topk", x, np.array(2, "int32"), axis=0)
+    np.testing.assert_array_equal(values, x[::-1][:2])
+    np.testing.assert_array_equal(indices, np.array([[3, 3, 3], [2, 2, 2]], "int32"))
 
 
 def test_relations_wait_for_unknown_arguments():
@@ -221,6 +294,15 @@ def test_relation_errors_name_the_argument():
      "must be non-negative"),
     ("dyn.nn.pad", [data((2,)), a([[2, 0]]), np.array(0.0, "float32")], {"pad_mode": "reflect"},
      "reflect padding [2, 0] on axis 0 needs a dimension larger than 2"),
+    ("dyn.topk", [data((3, 4)), np.array(5, "int32")], {}, "k = 5 is larger than the axis"),
+    ("dyn.image.resize2d", [data((1, 1, 2, 2)), a([0, 3]), np.zeros(4, "float32")], {},
+     "size must be positive"),
+    ("dyn.image.resize2d", [data((1, 1, 2, 2)), a([2, 2]), np.zeros(3, "float32")],
+     {"coordinate_transformation_mode": "tf_crop_and_resize"}, "tf_crop_and_resize needs roi"),
+    ("dyn.nn.upsampling", [data((1, 1, 2, 2)), np.array(np.nan, "float32"),
+                           np.array(1.0, "float32")], {}, "scale_h must be finite"),
+    ("dyn.sparse_to_dense", [a([0]), a([1.0], "float32"), np.array(0.0, "float32"), a([-2])],
+     {}, "non-negative"),
 ])
 def test_bad_values_fail_with_the_static_ops_message(op, inputs, kw, fragment):
     with pytest.raises(ValueError) as info:

@@ -400,6 +400,66 @@ def test_upsampling():
     np.testing.assert_allclose(got, bilinear_reference(x, ys, xs), rtol=1e-5, atol=1e-5)
 
 
+def test_upsampling3d():
+    assert shape("nn.upsampling3d", T((1, 2, 3, 4, 5)), scale_d=2.0, scale_h=1.5,
+                 scale_w=0.5) == (1, 2, 6, 6, 2)       # round half to even: 2.5 -> 2
+    assert shape("nn.upsampling3d", T((1, 3, 4, 5, 2)), scale_d=2.0, scale_h=2.0, scale_w=3.0,
+                 layout="NDHWC") == (1, 6, 8, 15, 2)
+    assert shape("nn.upsampling3d", T((1, 2, ANY, 4, 1)), scale_d=2.0, scale_h=2.0,
+                 scale_w=2.0) == (1, 2, ANY, 8, 2)
+    rel_error("nn.upsampling3d", [T((1, 2, 3, 4))], "layout NCDHW has 5 axes", 0,
+              scale_d=2.0, scale_h=2.0, scale_w=2.0)
+    rel_error("nn.upsampling3d", [T((1, 2, 3, 4, 5))], "method must be one of", None,
+              scale_d=2.0, scale_h=2.0, scale_w=2.0, method="bilinear")
+    rel_error("nn.upsampling3d", [T((1, 2, 3, 4, 5))], "coordinate_transformation_mode must",
+              None, scale_d=2.0, scale_h=2.0, scale_w=2.0,
+              coordinate_transformation_mode="tf_crop_and_resize")
+    x = arr((1, 2, 3, 4, 2))
+    # asymmetric nearest by whole scales repeats each element
+    got = run("nn.upsampling3d", x, scale_d=2.0, scale_h=3.0, scale_w=1.0,
+              coordinate_transformation_mode="asymmetric")
+    np.testing.assert_array_equal(got, x.repeat(2, axis=2).repeat(3, axis=3))
+    # half_pixel nearest (floor): output z reads floor((z + 0.5) / s - 0.5), clamped
+    got = run("nn.upsampling3d", x, scale_d=2.0, scale_h=1.0, scale_w=1.0)
+    src = np.clip(np.floor((np.arange(6) + 0.5) / 2 - 0.5 + 1e-5), 0, 2).astype(int)
+    np.testing.assert_array_equal(got, x[:, :, src])
+    # trilinear with align_corners on a linear ramp stays a ramp
+    ramp = np.arange(3, dtype="float32").reshape(1, 1, 3, 1, 1) * np.ones((1, 1, 1, 2, 2),
+                                                                          "float32")
+    got = run("nn.upsampling3d", ramp, scale_d=5 / 3, scale_h=1.0, scale_w=1.0,
+              method="trilinear", coordinate_transformation_mode="align_corners")
+    np.testing.assert_allclose(got[0, 0, :, 0, 0], np.linspace(0, 2, 5), rtol=1e-6)
+
+
+def test_resize1d():
+    assert shape("image.resize1d", T((1, 3, 4)), size=(8,)) == (1, 3, 8)
+    assert shape("image.resize1d", T((2, 4, 3)), size=(2,), layout="NWC") == (2, 2, 3)
+    assert rel("image.resize1d", T((1, 3, 4), "uint8"), size=(8,),
+               out_dtype="float32").dtype == "float32"
+    rel_error("image.resize1d", [T((1, 3, 4))], "resize1d needs a size", None)
+    rel_error("image.resize1d", [T((1, 3, 4))], "size must be positive", None, size=(0,))
+    rel_error("image.resize1d", [T((1, 3, 4))], "size must have 1 value", None, size=(2, 2))
+    rel_error("image.resize1d", [T((1, 3, 4))], "layout NCHW has 4 axes", 0, size=(2,),
+              layout="NCHW")
+    rel_error("image.resize1d", [T((1, 3, 4))], "tf_crop_and_resize needs roi", None,
+              size=(2,), coordinate_transformation_mode="tf_crop_and_resize")
+    x = arr((1, 2, 5))
+    got = run("image.resize1d", x, size=(10,), method="nearest_neighbor",
+              coordinate_transformation_mode="asymmetric")
+    np.testing.assert_array_equal(got, x[:, :, np.arange(10) // 2])
+    got = run("image.resize1d", x, size=(7,), method="linear")
+    xs = (np.arange(7) + 0.5) * 5 / 7 - 0.5
+    ref = bilinear_reference(x[:, :, None, :], [0.0], xs)[:, :, 0, :]
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+    # tf_crop_and_resize: the roi [start, end] of the width; outside, the extrapolation value
+    got = run("image.resize1d", x, size=(3,), method="linear", roi=(0.25, 2.0),
+              coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=-1.0)
+    src = 0.25 * 4 + np.arange(3) * (2.0 - 0.25) * 4 / 2     # TVM's get_inx: 1, 4.5, 8
+    assert src[0] <= 4 < src[1]
+    np.testing.assert_allclose(got[:, :, 0], x[:, :, 1], rtol=1e-5)
+    np.testing.assert_array_equal(got[:, :, 1:], -1.0)
+
+
 def bilinear_reference(x, ys, xs):
     """Sample x (N, C, H, W) at fractional rows ys and columns xs, clamping at the edges."""
     h, w = x.shape[2:]
@@ -496,6 +556,9 @@ AGREEMENT = [
     ("nn.contrib_conv2d_NCHWc", [T((2, 2, 7, 6, 4)), T((3, 2, 3, 3, 4, 8))],
      {"padding": (1, 0, 0, 1), "strides": (2, 1), "data_layout": "NCHW4c",
       "kernel_layout": "OIHW4i8o", "out_layout": "NCHW8c"}),
+    ("nn.contrib_depthwise_conv2d_NCHWc", [T((2, 3, 7, 6, 4)), T((3, 1, 3, 3, 1, 4))],
+     {"padding": (1, 0, 0, 1), "strides": (2, 1), "groups": 12, "data_layout": "NCHW4c",
+      "kernel_layout": "OIHW1i4o", "out_layout": "NCHW4c"}),
     ("nn.conv1d_transpose", [T((1, 2, 5)), T((2, 3, 3))], {"strides": (2,)}),
     ("nn.conv2d_transpose", [T((1, 4, 3, 3)), T((4, 2, 3, 3))],
      {"strides": (2, 2), "output_padding": (1, 1), "groups": 2}),
@@ -531,6 +594,18 @@ AGREEMENT = [
                                                     "out_dtype": "float32"}),
     ("image.resize2d", [T((1, 2, 4, 4))], {"size": (7, 3), "method": "cubic",
                                            "cubic_exclude": 1}),
+    ("nn.upsampling3d", [T((1, 2, 3, 1, 2))], {"scale_d": 2.0, "scale_h": 1.5, "scale_w": 1.0}),
+    ("nn.upsampling3d", [T((1, 2, 3, 2, 1), "int8")],
+     {"scale_d": 0.5, "scale_h": 2.0, "scale_w": 3.0, "layout": "NDHWC",
+      "coordinate_transformation_mode": "asymmetric"}),
+    ("nn.upsampling3d", [T((1, 1, 2, 3, 2))], {"scale_d": 2.0, "scale_h": 2.0, "scale_w": 2.0,
+                                               "method": "trilinear"}),
+    ("image.resize1d", [T((1, 3, 5))], {"size": (9,)}),
+    ("image.resize1d", [T((2, 5, 3), "uint8")], {"size": (2,), "layout": "NWC",
+                                                 "method": "nearest_neighbor",
+                                                 "out_dtype": "float32"}),
+    ("image.resize1d", [T((1, 1, 4))], {"size": (7,), "method": "cubic", "cubic_exclude": 1,
+                                        "coordinate_transformation_mode": "align_corners"}),
 ]
 
 

@@ -484,6 +484,12 @@ AGREEMENT = [
     ("cumsum", [T((2, 3), "int8")], {"dtype": "int64"}, 5),
     ("cumprod", [T((3, 2), "int32")], {"axis": 0}, 5),
     ("cumprod", [T((2, 3), "float16")], {"dtype": "float32", "exclusive": True}, None),
+    ("sparse_to_dense", [T((), "int32"), T((), "float32"), T((), "float32")],
+     {"output_shape": (5,)}, 5),
+    ("sparse_to_dense", [T((3, 2), "int64"), T((3,), "int8"), T((), "int8")],
+     {"output_shape": (3, 4)}, 3),
+    ("sparse_to_dense", [T((4,), "int32"), T((4,), "float64"), T((), "int32")],
+     {"output_shape": (4, 2)}, 4),
 ]
 
 
@@ -537,3 +543,51 @@ def test_remaining_error_messages():
     rel_error("arange", [s, s, s], "arange step must not be zero", None, start=c(0), stop=c(1),
               step=c(0), dtype="float32")
     rel_error("take", [TupleType(()), T((1,), "int32")], "data must be a tensor", 0)
+
+
+# ---------------------------------------------------------------- sparse_to_dense
+
+def test_sparse_to_dense_relation():
+    assert shape("sparse_to_dense", T((2, 2), "int32"), T((2,), "int8"), T((), "int8"),
+                 output_shape=(3, 4)) == (3, 4)
+    assert rel("sparse_to_dense", T((2,), "int64"), T((2,), "float64"), T((), "int32"),
+               output_shape=(5,)).dtype == "float64"            # the values' dtype
+    rel_error("sparse_to_dense", [T((2,), "float32"), T((2,)), T(())], "integer tensor", 0,
+              output_shape=(5,))
+    rel_error("sparse_to_dense", [T((2, 2, 1), "int32"), T((2,)), T(())], "0-D, 1-D or 2-D",
+              0, output_shape=(5,))
+    rel_error("sparse_to_dense", [T((2,), "int32"), T((2, 1)), T(())], "0-D or 1-D", 1,
+              output_shape=(5,))
+    rel_error("sparse_to_dense", [T((2,), "int32"), T((3,)), T(())], "3 values for 2", 1,
+              output_shape=(5,))
+    rel_error("sparse_to_dense", [T((2,), "int32"), T((2,)), T((1,))], "must be a scalar", 2,
+              output_shape=(5,))
+    rel_error("sparse_to_dense", [T((2, 3), "int32"), T((2,)), T(())], "3 coordinates", 0,
+              output_shape=(5, 2))
+    rel_error("sparse_to_dense", [T((2,), "int32"), T((2,)), T(())], "non-negative", None,
+              output_shape=(5, -1))
+
+
+def test_sparse_to_dense_values():
+    # TVM's test_sparse_to_dense cases (tests/python/relay/test_op_level3.py)
+    out = run("sparse_to_dense", np.array(1), np.array(3), np.array(0), output_shape=(5,))
+    np.testing.assert_array_equal(out, [0, 3, 0, 0, 0])
+    out = run("sparse_to_dense", np.array([[0, 0], [1, 2]]), np.array([1, 2]), np.array(0),
+              output_shape=(3, 4))
+    np.testing.assert_array_equal(out, [[1, 0, 0, 0], [0, 0, 2, 0], [0, 0, 0, 0]])
+    out = run("sparse_to_dense", np.array([0, 1, 4]), np.array([3.1, 3.1, 3.1]),
+              np.array(3.5), output_shape=(5,))
+    np.testing.assert_array_equal(out, [3.1, 3.1, 3.5, 3.5, 3.1])
+    # 1-D indices fill whole rows; rows of fewer coordinates than the rank fill slices;
+    # a later index wins; indices outside the shape (or negative) are ignored; a scalar
+    # value goes everywhere; the default is cast to the values' dtype
+    out = run("sparse_to_dense", np.array([2, 0, 2, 7, -1], "int32"),
+              np.array([1, 2, 3, 4, 5], "int8"), np.array(9, "int64"), output_shape=(3, 2))
+    np.testing.assert_array_equal(out, [[2, 2], [9, 9], [3, 3]])
+    assert out.dtype == np.int8
+    out = run("sparse_to_dense", np.array([[1], [0]]), np.array(6.0, "float32"),
+              np.array(0.5, "float32"), output_shape=(2, 2))
+    np.testing.assert_array_equal(out, [[6, 6], [6, 6]])
+    out = run("sparse_to_dense", np.zeros((0, 2), "int64"), np.zeros((0,), "float32"),
+              np.array(1.5, "float32"), output_shape=(2, 0))
+    assert out.shape == (2, 0)

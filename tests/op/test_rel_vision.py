@@ -1,6 +1,7 @@
-"""The vision family (vision.roi_align, vision.all_class_non_max_suppression): relations,
-and kernels checked against loops written here (roi_align) and small cases worked by
-hand (non-maximum suppression), plus ONNX's reference RoiAlign."""
+"""The vision family (vision.roi_align, vision.roi_pool, vision.all_class_non_max_suppression):
+relations, and kernels checked against loops written here (roi_align, roi_pool: TVM's
+roi_pool_nchw_python with topi's rounding) and small cases worked by hand (non-maximum
+suppression), plus ONNX's reference RoiAlign."""
 from __future__ import annotations
 
 import itertools
@@ -30,6 +31,12 @@ AGREEMENT = [
      {"pooled_size": (1, 1), "layout": "NHWC", "mode": "max", "sample_ratio": 2}),
     ("vision.roi_align", [T((2, 1, 4, 4), "float16"), T((3, 5), "float16")],
      {"pooled_size": (3,), "mode": "onnx_max", "aligned": True}),
+    ("vision.roi_pool", [T((2, 3, 5, 7)), T((3, 5))], {"pooled_size": (2, 3),
+                                                       "spatial_scale": 1.0}),
+    ("vision.roi_pool", [T((2, 5, 7, 1), "float64"), T((3, 5), "float64")],
+     {"pooled_size": (1, 1), "spatial_scale": 0.5, "layout": "NHWC"}),
+    ("vision.roi_pool", [T((2, 1, 4, 4), "float16"), T((3, 5), "float16")],
+     {"pooled_size": (3,), "spatial_scale": 1.0}),
     ("vision.all_class_non_max_suppression",
      [T((2, 4, 4)), T((2, 3, 4)), I64, F32, F32], {}),
     ("vision.all_class_non_max_suppression",
@@ -39,7 +46,7 @@ AGREEMENT = [
 
 
 def _inputs(op, types):
-    if op == "vision.roi_align":
+    if op in ("vision.roi_align", "vision.roi_pool"):
         return [arr(types[0].shape, types[0].dtype), ROIS.astype(types[1].dtype)]
     limit = np.full(types[2].shape, 2, types[2].dtype)
     return [np.abs(arr(types[0].shape, types[0].dtype)), arr(types[1].shape, types[1].dtype),
@@ -223,3 +230,66 @@ def test_nms_cases():
     # empty-area boxes never suppress
     flat = [[[0, 0, 0, 1], [0, 0, 0, 1]]]
     assert nms(flat, [[[0.9, 0.8]]], 2, 0.0, 0.0) == [[0, 0, 0], [0, 0, 1]]
+
+
+# ---------------------------------------------------------------- roi_pool
+
+def naive_roi_pool(x, rois, pooled, scale):
+    """TVM's topi.testing.roi_pool_nchw_python, with topi's own rounding (llvm.round: half
+    away from zero; the Python reference's round() is half to even) and its 1e-5 epsilon
+    on the bin edges."""
+    def rnd(v):
+        return int(math.copysign(math.floor(abs(v) + 0.5), v))
+    _, c, h, w = x.shape
+    ph_, pw_ = pooled
+    out = np.zeros((rois.shape[0], c, ph_, pw_), x.dtype)
+    for i, roi in enumerate(rois):
+        b = int(roi[0])
+        sw, sh, ew, eh = (rnd(float(np.float32(roi[k]) * np.float32(scale))) for k in range(1, 5))
+        bin_h = max(eh - sh + 1, 1) / ph_
+        bin_w = max(ew - sw + 1, 1) / pw_
+        for ph in range(ph_):
+            for pw in range(pw_):
+                hs = min(max(math.floor(ph * bin_h + 1e-5) + sh, 0), h)
+                he = min(max(math.ceil((ph + 1) * bin_h - 1e-5) + sh, 0), h)
+                ws = min(max(math.floor(pw * bin_w + 1e-5) + sw, 0), w)
+                we = min(max(math.ceil((pw + 1) * bin_w - 1e-5) + sw, 0), w)
+                if he > hs and we > ws:
+                    out[i, :, ph, pw] = x[b, :, hs:he, ws:we].max(axis=(1, 2))
+    return out
+
+
+def test_roi_pool_relation():
+    assert rel("vision.roi_pool", T((2, 3, 8, 8)), T((4, 5)), pooled_size=(2, 3),
+               spatial_scale=0.5).shape == (4, 3, 2, 3)
+    assert rel("vision.roi_pool", T((2, 8, 8, 3)), T((ANY, 5)), pooled_size=(2,),
+               spatial_scale=0.5, layout="NHWC").shape == (ANY, 2, 2, 3)
+    rel_error("vision.roi_pool", [T((2, 3, 8)), T((4, 5))], "rank", 0, pooled_size=(2, 2),
+              spatial_scale=1.0)
+    rel_error("vision.roi_pool", [T((2, 3, 8, 8)), T((4, 4))], "rois must be (R, 5)", 1,
+              pooled_size=(2, 2), spatial_scale=1.0)
+    rel_error("vision.roi_pool", [T((2, 3, 8, 8)), T((4, 5))], "supports layouts NCHW and NHWC",
+              None, pooled_size=(2, 2), spatial_scale=1.0, layout="HWCN")
+    rel_error("vision.roi_pool", [T((2, 3, 8, 8)), T((4, 5))], "pooled_size must be two",
+              None, pooled_size=(0, 2), spatial_scale=1.0)
+    rel_error("vision.roi_pool", [T((2, 3, 8, 8), "int32"), T((4, 5))], "must be a float",
+              0, pooled_size=(2, 2), spatial_scale=1.0)
+
+
+@pytest.mark.parametrize("pooled, scale", [((3, 3), 1.0), ((2, 5), 0.5), ((1, 1), 0.25),
+                                           ((7, 7), 0.0625)])
+def test_roi_pool_matches_loops(pooled, scale):
+    x = arr((2, 3, 9, 11))
+    rois = np.array([[0, 0, 0, 20, 20], [1, 3, 5, 10, 8], [0, 10, 10, 4, 4],
+                     [1, 30, 30, 40, 40], [1, -6, -3, 2, 1], [0, 2.5, 4.5, 7.5, 9.5]], "float32")
+    got = run("vision.roi_pool", x, rois, pooled_size=pooled, spatial_scale=scale)
+    np.testing.assert_array_equal(got, naive_roi_pool(x, rois, pooled, scale))
+    nhwc = run("vision.roi_pool", x.transpose(0, 2, 3, 1).copy(), rois, pooled_size=pooled,
+               spatial_scale=scale, layout="NHWC")
+    np.testing.assert_array_equal(nhwc, got.transpose(0, 2, 3, 1))
+
+
+def test_roi_pool_bad_batch_index():
+    rois = np.array([[2, 0, 0, 1, 1]], "float32")
+    with pytest.raises(ValueError, match="batch index"):
+        run("vision.roi_pool", arr((2, 1, 3, 3)), rois, pooled_size=(1, 1), spatial_scale=1.0)

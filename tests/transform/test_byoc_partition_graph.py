@@ -204,6 +204,26 @@ def test_flatten_tuple_output(target):
     same_results(mod, part, data)
 
 
+def test_constant_tuples(target):
+    # TVM: test_constant_tuples -- qnn.concatenate's tuples of constant scales and zero
+    # points stay tuples of constants inside the partitioned function
+    t = target("const_tuples", "qnn.concatenate")
+    a = rl.var("a", shape=(10, 10), dtype="uint8")
+    b = rl.var("b", shape=(10, 10), dtype="uint8")
+    zeroi, zerof = rl.const(1, "int32"), rl.const(0.0, "float32")
+    con = rl.qnn.concatenate(rl.Tuple([rl.abs(a), b]), rl.Tuple([zerof, zerof]),
+                             rl.Tuple([zeroi, zeroi]), zerof, zeroi, axis=1)
+    mod = InferType()(rl.IRModule.from_expr(rl.Function([a, b], con)))
+    part = Sequential([AnnotateTarget([t]), InferType(), MergeCompilerRegions(),
+                       PartitionGraph()])(mod)
+    concat = part["tvmgen_default_const_tuples_main_0"].body
+    assert isinstance(concat, Call) and concat.op.name == "qnn.concatenate"
+    assert isinstance(concat.args[1], Tuple) and isinstance(concat.args[2], Tuple)
+    assert isinstance(concat.args[3], Constant) and isinstance(concat.args[4], Constant)
+    data = np.arange(100, dtype="uint8").reshape(10, 10)
+    same_results(mod, part, data, data[::-1].copy())
+
+
 def test_mod_name_and_empty_regions(target):
     # TVM's mod_name: the prefix of the names; no annotation: the module is unchanged
     t = target("t_name", "add")

@@ -118,7 +118,9 @@ def test_python_dict_option_is_the_text_option():
 @pytest.mark.parametrize("value, message", [
     ("nn.dense:NC", "cannot convert the layout of `nn.dense`"),
     ("nn.conv2d:NCW", "expected the axes NCHW"),
-    ("nn.conv2d:NCHW16c", "expected the axes NCHW"),
+    ("nn.conv2d:NCHW16c", "cannot be default"),
+    ("nn.conv2d:NCHW16c:OIHW16i8o", "expected OIHW16i16o"),
+    ("nn.conv2d:NCHW16d:OIHW16i16o", "expected the axes NCHW"),
     ("nn.conv2d:NHWC:OIW", "kernel layout `OIW`"),
     ("nn.conv2d:NHCW", "no default kernel layout"),
     ("nn.conv2d", "names no layout"),
@@ -138,6 +140,37 @@ def test_bad_option_on_the_command_line_is_a_usage_error(tmp_path, capsys):
     code = relay_main(["opt", str(src), "-p", "ConvertLayout{desired_layouts=nn.conv2d:NCW}"])
     err = capsys.readouterr().err
     assert code != 0 and "expected the axes NCHW" in err and "Traceback" not in err
+
+
+ARGMAX = HEADER + """def @main(%x: Tensor[(1, 3, 5, 6), float32], %w: Tensor[(4, 3, 1, 1), float32]) {
+  argmax(nn.conv2d(%x, %w, channels=4, kernel_size=[1, 1]), axis=[2, 3])
+}
+"""
+
+
+@pytest.mark.parametrize("spec, converted", [
+    ("ConvertLayout{desired_layouts=nn.conv2d:NHWC}", True),          # H, W keep their order
+    ("ConvertLayout{desired_layouts=nn.conv2d:NWHC:OIHW}", False)])    # W before H: an edge
+def test_argmax_over_several_axes_follows_only_when_their_order_stays(spec, converted):
+    mod = rl.parse(ARGMAX)
+    p = get_pass(spec)
+    out = p(mod)
+    check(mod, out, p)
+    (argmax,) = [n for n in post_order(out["main"]) if isinstance(n, Call)
+                 and isinstance(n.op, Op) and n.op.name == "argmax"]
+    assert tuple(argmax.attrs.axis) == ((1, 2) if converted else (2, 3))
+
+
+def test_skip_layers_option():
+    p = get_pass("ConvertLayout{skip_layers=1;0}")
+    assert p.skip_layers == (0, 1) and get_pass(pass_text(p)) == p
+    assert ConvertLayout(skip_layers=[2]).skip_layers == (2,)
+    with pytest.raises(ValueError, match="skip_layers must be layer positions"):
+        ConvertLayout(skip_layers="a")
+    out = p(rl.parse(RESIDUAL))                       # the first two of three convolutions
+    assert sorted(c.attrs.data_layout for fn in out.functions.values()
+                  for c in post_order(fn) if isinstance(c, Call) and isinstance(c.op, Op)
+                  and c.op.name == "nn.conv2d") == ["NCHW", "NCHW", "NHWC"]
 
 
 # ---------------------------------------------------------------- deep inputs

@@ -119,6 +119,37 @@ GOLDEN = [
      [a([[1, 0], [2, 1]])],
      ("def @main(%x: Tensor[(2, 3), float32], %v: float32) {\n"
      "  nn.pad(%x, %v, pad_width=[[1, 0], [2, 1]], pad_mode=\"edge\")\n}"), []),
+    ("dyn.topk",
+     "def @main(%x: Tensor[(4, 5), float32]) { dyn.topk(%x, 2, axis=0, is_ascend=True) }", [],
+     "def @main(%x: Tensor[(4, 5), float32]) { topk(%x, k=2, axis=0, is_ascend=True) }", []),
+    ("dyn.topk-indices",
+     ("def @main(%x: Tensor[(4, 5), float32]) {\n"
+     "  dyn.topk(%x, meta[relay.Constant][0], ret_type=\"indices\", dtype=\"int64\")\n}"),
+     [a([0], "int32")],
+     ("def @main(%x: Tensor[(4, 5), float32]) {\n"
+     "  topk(%x, k=0, ret_type=\"indices\", dtype=\"int64\")\n}"), []),
+    ("dyn.image.resize2d",
+     ("def @main(%x: Tensor[(1, 2, 3, 3), float32]) {\n  dyn.image.resize2d(%x, "
+     "meta[relay.Constant][0], meta[relay.Constant][1], method=\"nearest_neighbor\")\n}"),
+     [a([5.0, 2.0], "float32"), np.zeros(4, "float32")],
+     ("def @main(%x: Tensor[(1, 2, 3, 3), float32]) {\n  image.resize2d(%x, size=[5, 2], "
+     "roi=[0f, 0f, 0f, 0f], method=\"nearest_neighbor\")\n}"), []),
+    ("dyn.nn.upsampling",
+     ("def @main(%x: Tensor[(1, 2, 3, 3), int8]) {\n"
+     "  dyn.nn.upsampling(%x, 2f, 1.5f64, layout=\"NCHW\")\n}"), [],
+     "def @main(%x: Tensor[(1, 2, 3, 3), int8]) { nn.upsampling(%x, scale_h=2f, scale_w=1.5f) }",
+     []),
+    ("dyn.nn.upsampling3d",
+     ("def @main(%x: Tensor[(1, 2, 2, 3, 1), float32]) {\n"
+     "  dyn.nn.upsampling3d(%x, 2f, 1f, 3f, method=\"trilinear\")\n}"), [],
+     ("def @main(%x: Tensor[(1, 2, 2, 3, 1), float32]) {\n  nn.upsampling3d(%x, scale_d=2f, "
+     "scale_h=1f, scale_w=3f, method=\"trilinear\")\n}"), []),
+    ("dyn.sparse_to_dense",
+     ("def @main(%i: Tensor[(2, 2), int32], %v: Tensor[(2), float32]) {\n"
+     "  dyn.sparse_to_dense(%i, %v, 0f, meta[relay.Constant][0])\n}"),
+     [a([3, 4])],
+     ("def @main(%i: Tensor[(2, 2), int32], %v: Tensor[(2), float32]) {\n"
+     "  sparse_to_dense(%i, %v, 0f, output_shape=[3, 4])\n}"), []),
 ]
 
 

@@ -160,8 +160,8 @@ def test_pipeline_is_tvms_order_of_the_registered_passes() -> None:
     core = [n for n in names if n != "InferType"]
     order = [n for n in TVM_PIPELINE if n != "InferType" and get_pass_or_none(n)]
     assert core == order
-    assert core[:4] == ["RemoveUnusedFunctions", "ToBasicBlockNormalForm", "SimplifyInference",
-                        "EliminateCommonSubexpr"]
+    assert core[:5] == ["RemoveUnusedFunctions", "ToBasicBlockNormalForm", "QnnCanonicalize",
+                        "SimplifyInference", "EliminateCommonSubexpr"]
     assert ("FuseOps" in core) == (get_pass_or_none("FuseOps") is not None)
     assert "FoldScaleAxis" in missing_passes() or "FoldScaleAxis" in core
     assert not set(missing_passes()) & set(names)

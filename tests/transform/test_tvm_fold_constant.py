@@ -2,9 +2,7 @@
 builds TVM's before and expected programs with the IR builder, runs the pass through the
 golden harness (its automatic checks: re-parse, idempotence, same values on the
 interpreter) and compares with TVM's expected program. Not applicable here (see
-docs/TVM_DIFFERENCES.md): test_fold_ndarray_size (no ndarray_size op), test_fold_qnn_const,
-test_fold_qnn_conv2d_qnn_mul and test_fold_requantize (no qnn.add, qnn.dense, qnn.conv2d,
-qnn.mul, qnn.requantize)."""
+docs/TVM_DIFFERENCES.md): test_fold_ndarray_size (no ndarray_size op)."""
 from __future__ import annotations
 
 import numpy as np
@@ -162,6 +160,69 @@ def test_fold_quantize() -> None:
     x = rl.var("x", shape=(1, 2, 3), dtype="int8")
     expected = rl.Function([x], rl.subtract(x, rl.const(np.array([2, 4, 6], "int8"))))
     assert_same(fold(before(), "InferType,FoldConstant{fold_qnn=true},InferType"), expect(expected))
+
+
+QNN = "InferType,FoldConstant{fold_qnn=true},InferType"
+
+
+# TVM's test_fold_qnn_const: qnn.add, qnn.dense of constants folded only with fold_qnn
+def test_fold_qnn_const() -> None:
+    def k(v, dtype=None):
+        return rl.const(v, dtype) if dtype else rl.const(v)
+
+    def tail(weight):
+        a = rl.var("a", shape=(2, 3), dtype="float32")
+        dense = rl.qnn.dense(rl.qnn.quantize(a, k(1.0), k(0)), weight,
+                             input_zero_point=k(0), kernel_zero_point=k(0),
+                             input_scale=k(2.0), kernel_scale=k(2.0), units=None)
+        b = rl.var("b", shape=(2,), dtype="float32")
+        bias = rl.qnn.add(dense, rl.qnn.quantize(b, k(1.0), k(0), out_dtype="int32"),
+                          lhs_scale=k(2.0), lhs_zero_point=k(0), rhs_scale=k(2.0),
+                          rhs_zero_point=k(0), output_scale=k(1.0), output_zero_point=k(0))
+        return rl.Function([a, b], bias)
+
+    def before():
+        ones = k(np.ones((2, 3), "uint8"), "uint8")
+        add = rl.qnn.add(ones, ones, lhs_scale=k(2.0), lhs_zero_point=k(0), rhs_scale=k(2.0),
+                         rhs_zero_point=k(0), output_scale=k(1.0), output_zero_point=k(0))
+        return tail(add)
+    assert_same(fold(before()), expect(before()))
+    expected = tail(k(np.array([[4, 4, 4], [4, 4, 4]], "uint8"), "uint8"))
+    assert_same(fold(before(), QNN), expect(expected))
+
+
+# TVM's test_fold_qnn_conv2d_qnn_mul
+def test_fold_qnn_conv2d_qnn_mul() -> None:
+    def before():
+        ones = rl.const(np.ones((1, 1, 2, 2), "uint8"), "uint8")
+        op0 = rl.qnn.conv2d(ones, ones, input_zero_point=rl.const(0, "int32"),
+                            kernel_zero_point=rl.const(0, "int32"),
+                            input_scale=rl.const(1.0, "float32"),
+                            kernel_scale=rl.const(1.0, "float32"), kernel_size=(2, 2),
+                            channels=1)
+        one, zero = rl.const(1.0, "float32"), rl.const(0, "int32")
+        op = rl.qnn.mul(op0, rl.const(np.array([10], "int32"), "int32"), one, zero, one, zero,
+                        one, zero)
+        return rl.Function([], op)
+    assert_same(fold(before()), expect(before()))
+    expected = rl.Function([], rl.const(np.array([[[[40]]]], "int32"), "int32"))
+    assert_same(fold(before(), QNN), expect(expected))
+
+
+# TVM's test_fold_requantize
+def test_fold_requantize() -> None:
+    def before():
+        q = rl.qnn.requantize(rl.const(np.array([1, 2, 3], "int8"), "int8"),
+                              input_scale=rl.const(2.0, "float32"),
+                              input_zero_point=rl.const(1, "int32"),
+                              output_scale=rl.const(1.0, "float32"),
+                              output_zero_point=rl.const(1, "int32"))
+        x = rl.var("x", shape=(3,), dtype="int8")
+        return rl.Function([x], rl.add(q, x))
+    assert_same(fold(before()), expect(before()))
+    x = rl.var("x", shape=(3,), dtype="int8")
+    expected = rl.Function([x], rl.add(rl.const(np.array([1, 3, 5], "int8"), "int8"), x))
+    assert_same(fold(before(), QNN), expect(expected))
 
 
 # TVM's test_pass_link_params (without the AOT executor attribute): an int8 constant is

@@ -1,8 +1,9 @@
 """Type inference records `Call.type_args` (`infer_types(mod, type_args=True)`): the instantiated
-type parameters of calls to polymorphic globals, constructors and local functions (as TVM's
-InferType), only when fully known, on new call nodes of the output (the input module is
-not changed); type arguments a call already carries pin the instantiation. The text
-format has no spelling for them, so printing is unchanged.
+type parameters of calls to polymorphic globals, constructors and local functions, and the
+argument types of operator calls (as TVM's InferType), only when fully known, on new call
+nodes of the output (the input module is not changed); type arguments a call of a polymorphic
+function already carries pin the instantiation. The text format has no spelling for them,
+so printing is unchanged.
 """
 from __future__ import annotations
 
@@ -65,7 +66,7 @@ def test_global_and_constructor_calls_record_instantiations() -> None:
     assert text(main["id"][0].type_args) == ["int32"]
     assert text(main["Cons"][0].type_args) == ["int32"]
     assert text(main["Nil"][0].type_args) == ["int32"]
-    assert main["cast"][0].type_args == ()           # ops and monomorphic callees: none
+    assert text(main["cast"][0].type_args) == ["int32"]     # an op call: its argument types
 
 
 def test_calls_inside_a_polymorphic_body_get_its_type_parameters() -> None:
@@ -152,3 +153,34 @@ def test_deep_chain_of_polymorphic_calls() -> None:
     for _ in range(100_000):
         assert text(node.type_args) == ["float32"]
         node = node.args[0]
+
+
+def test_operator_calls_record_their_argument_types_only_when_asked() -> None:
+    source = HEADER + """
+def @main(%x: Tensor[(10, 10), float32], %y: Tensor[(1, 10), float32]) {
+  %0 = add(%x, %y);
+  concatenate((%0, %x), axis=1)
+}
+"""
+    mod = typed(rl.parse(source))
+    main = calls(mod["main"])
+    assert text(main["add"][0].type_args) == ["Tensor[(10, 10), float32]",
+                                             "Tensor[(1, 10), float32]"]
+    assert text(main["concatenate"][0].type_args) == [
+        "(Tensor[(10, 10), float32], Tensor[(10, 10), float32])"]
+    assert rl.astext(mod) == rl.astext(InferType()(rl.parse(source)))
+    # Without the option no call is rebuilt: the typed module holds the input's nodes.
+    parsed = rl.parse(source)
+    plain = infer_types(parsed)
+    assert plain["main"].body is parsed["main"].body and plain["main"].body.type_args == ()
+
+
+def test_operator_call_type_arguments_follow_its_arguments() -> None:
+    # TVM sets an op call's type arguments to its argument types every time: ones the call
+    # carries (a pass may have changed its arguments since) are replaced, equal ones kept.
+    x = Var("x", TensorType((3,), "float32"))
+    stale = Call(Op("negative"), (x,), None, (F32,))
+    mod = typed(IRModule({GlobalVar("main"): Function((x,), stale)}))
+    assert text(mod["main"].body.type_args) == ["Tensor[(3), float32]"]
+    again = typed(mod)
+    assert again["main"].body is mod["main"].body

@@ -301,6 +301,88 @@ def test_type_parameter_of_a_polymorphic_function_value_stays_rigid_in_its_body(
     assert (err.span.line, err.span.column) == (3, 24)
 
 
+# ---------------------------------------------------------------- branches of unequal polymorphism
+# Where a polymorphic function type meets one with fewer type parameters (the branches of an
+# `if`, the arms of a `match`), the unified type is the less polymorphic one, as in TVM: the
+# polymorphic side is instantiated there, and its holes reach the annotations that decide them.
+
+NESTED = ("def @main[b](%f: fn () -> bool) -> fn (b) -> b {\n"
+          "  if (%f()) { fn [a](%x: a) -> a { %x } } else { fn (%z) { %z } }\n}")
+
+
+def test_tvm_higher_order_nested_gives_the_unannotated_branch_the_result_type() -> None:
+    # apache/tvm v0.19.0, tests/python/relay/test_type_infer.py, test_higher_order_nested.
+    mod, diags = check_module(rl.parse(HEADER + NESTED))
+    assert not diags, [d.short() for d in diags]
+    assert astext(mod["main"].checked_type) == "fn [b](fn () -> bool) -> fn (b) -> b"
+    body = mod["main"].body
+    assert astext(body.checked_type) == "fn (b) -> b"
+    assert body.false_branch.params[0].checked_type is mod["main"].type_params[0]
+
+
+def test_branches_of_unequal_polymorphism_in_either_order_nested_and_in_match_arms() -> None:
+    swapped = ("def @main[b](%f: fn () -> bool) -> fn (b) -> b {\n"
+               "  if (%f()) { fn (%z) { %z } } else { fn [a](%x: a) -> a { %x } }\n}")
+    assert types_of(swapped)["main"] == "fn [b](fn () -> bool) -> fn (b) -> b"
+    in_tuple = ("def @main[b](%c: bool) -> (fn (b) -> b, int32) {\n"
+                "  if (%c) { (fn [a](%x: a) -> a { %x }, 1) } else { (fn (%z) { %z }, 2) }\n}")
+    assert types_of(in_tuple)["main"] == "fn [b](bool) -> (fn (b) -> b, int32)"
+    returned = ("def @main[b](%c: bool) -> fn () -> fn (b) -> b {\n"
+                "  if (%c) { fn () { fn [a](%x: a) -> a { %x } } } "
+                "else { fn () { fn (%z) { %z } } }\n}")
+    assert types_of(returned)["main"] == "fn [b](bool) -> fn () -> fn (b) -> b"
+    arms = ("type T { A, B }\ndef @main[b](%t: T) -> fn (b) -> b {\n"
+            "  match (%t) { A => fn [a](%x: a) -> a { %x }, B => fn (%z) { %z } }\n}")
+    assert types_of(arms)["main"] == "fn [b](T) -> fn (b) -> b"
+    concrete = ("def @main(%c: bool) -> fn (int32) -> int32 {\n"
+                "  if (%c) { fn [a](%x: a) -> a { %x } } else { fn (%z) { %z } }\n}")
+    assert types_of(concrete)["main"] == "fn (bool) -> fn (int32) -> int32"
+    called = ("def @main(%c: bool) {\n"
+              "  %0 = if (%c) { fn [a](%x: a) -> a { %x } } else { fn (%z) { %z } };\n"
+              "  %0(1f)\n}")
+    assert types_of(called)["main"] == "fn (bool) -> float32"
+
+
+def test_branches_of_unequal_polymorphism_without_an_annotation_still_need_one() -> None:
+    text = ("def @main(%c: bool) {\n"
+            "  if (%c) { fn [a](%x: a) -> a { %x } } else { fn (%z) { %z } }\n}")
+    [err] = errors(text)
+    assert "cannot infer the type of `%z`" in err.message
+    assert (err.span.line, err.span.column) == (3, 52)
+
+
+def test_a_polymorphic_branch_joined_with_a_monomorphic_one_is_monomorphic() -> None:
+    # The `if` is only as general as its int32 branch: calling it at float32 is an error
+    # (it was accepted when the joined type was the polymorphic branch's).
+    text = ("def @main(%c: bool, %p: fn [a](a) -> a) {\n"
+            "  %0 = if (%c) { %p } else { fn (%z: int32) { %z } };\n  %0(1f)\n}")
+    [err] = errors(text)
+    assert "expected int32, found float32" in err.message
+    ok = text.replace("%0(1f)", "%0(1)")
+    assert types_of(ok)["main"] == "fn (bool, fn [a](a) -> a) -> int32"
+
+
+def test_only_the_position_that_met_a_monomorphic_type_is_instantiated() -> None:
+    # Both fields of the then-branch are the one type object of %p's annotation; only the
+    # first meets a monomorphic function, so the second stays polymorphic.
+    text = ("def @main(%c: bool, %p: fn [a](a) -> a) {\n"
+            "  %0 = if (%c) { (%p, %p) } else { (fn (%z) { %z }, %p) };\n"
+            "  (%0.0(1f), %0.1(1), %0.1(2f))\n}")
+    assert types_of(text)["main"] == "fn (bool, fn [a](a) -> a) -> (float32, int32, float32)"
+    [err] = errors(text.replace("(%0.0(1f), ", "(%0.0(1f), %0.0(1), "))
+    assert "expected float32, found int32" in err.message
+
+
+def test_an_instantiated_branch_whose_other_side_contains_it_ends() -> None:
+    # `fn [a](a) -> a` against `fn (?z) -> fn [a](a) -> a`: ?z becomes the instance's hole,
+    # which becomes `fn [a](a) -> a` itself; the joined type refers to the polymorphic one
+    # without replacing it inside its own replacement.
+    text = ("def @main(%c: bool, %p: fn [a](a) -> a) {\n"
+            "  if (%c) { %p } else { fn (%z) { %p } }\n}")
+    assert types_of(text)["main"] == \
+        "fn (bool, fn [a](a) -> a) -> fn (fn [a](a) -> a) -> fn [a](a) -> a"
+
+
 # ---------------------------------------------------------------- scale
 
 def test_components_of_a_100k_cycle_and_a_100k_path_without_recursion() -> None:

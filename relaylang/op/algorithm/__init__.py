@@ -65,7 +65,7 @@ declare_op("argsort", inputs=("data",), attrs=ArgsortAttrs, rel=r.argsort_rel, p
                "`dtype` indices.")
 declare_op("sort", inputs=("data",), attrs=ArgsortAttrs, rel=r.sort_rel, pattern=O,
            doc="The data sorted along `axis` (stable; NaN largest).")
-declare_op("topk", inputs=("data",), attrs=TopKAttrs, rel=r.topk_rel, pattern=O,
+declare_op("topk", inputs=("data",), attrs=TopKAttrs, rel=r.topk_rel, pattern=O, layout="topk",
            doc="The k largest (smallest with is_ascend) values along `axis` and their "
                "positions, in order; ret_type 'both' (a tuple), 'values' or 'indices'. "
                "Equal values: the lower position first.")

@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 
 from ...ir.text import astext
-from ...ir.types import TensorType
+from ...ir.types import TensorType, TupleType
 from ..numpy_support import implement
 from ..registry import get_op_def
 from ..relation import TypeRelError
-from .twins import TWINS, StaticTwin
+from .twins import TWINS, StaticTwin, same_rank_and_dtype
 
 
 def _relay_dtype(a: np.ndarray) -> str:
@@ -37,14 +37,16 @@ def run_as_twin(name: str, twin: StaticTwin, inputs: list, attrs: Any) -> Any:
         out_type = static.type_rel(types, static_attrs)
         promised = get_op_def(name).type_rel(   # the dyn op's own type: rank and dtype
             [TensorType(tuple(np.shape(x)), _relay_dtype(np.asarray(x))) for x in inputs], attrs)
-        if (len(out_type.shape), out_type.dtype) != (len(promised.shape), promised.dtype):
+        if not same_rank_and_dtype(out_type, promised):
             raise ValueError(f"the values give a result of type {astext(out_type)}, not of "
                              f"the rank and dtype of {astext(promised)}")
     except (TypeRelError, ValueError) as e:
         raise ValueError(getattr(e, "message", None) or str(e)) from None
     out = static.kernel(data, static_attrs)
-    assert isinstance(out_type, TensorType) and out.shape == tuple(out_type.shape), \
-        (name, out.shape, out_type)
+    outs, types = (out, out_type.fields) if isinstance(out_type, TupleType) \
+        else ((out,), (out_type,))
+    assert all(isinstance(t, TensorType) and np.shape(o) == tuple(t.shape)
+               for o, t in zip(outs, types)), (name, out_type)
     return out
 
 

@@ -1,6 +1,8 @@
 """Type relations of the dyn family (TVM v0.19's src/relay/op/dyn/tensor/transform.cc:
 ReshapeRel, TileRel, BroadCastToRel, InitOpRel, FullRel, OneHotRel, StridedSliceRel,
-ExpandDimsRel, DynSqueezeRel; src/relay/op/dyn/nn/pad.cc: PadRel).
+ExpandDimsRel, DynSqueezeRel, SparseToDenseRel; src/relay/op/dyn/nn/pad.cc: PadRel;
+dyn/nn/upsampling.cc: UpSamplingRel, UpSampling3DRel; dyn/image/resize.cc: Resize2DRel;
+dyn/algorithm/topk.cc: TopKRel).
 
 As in TVM, the values of a shape-like argument are unknown to the type checker: only
 its static length fixes the rank of the result, and each dimension the values decide
@@ -17,7 +19,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...ir.node import ANY
-from ...ir.types import TensorType, Type
+from ...ir.types import TensorType, TupleType, Type
+from ..layouts import axis_positions, check_rank
 from ..nn.resample_relations import PAD_MODES
 from ..relation import TypeRelError, choice, shape_str, tensor
 from ..shape_rules import (
@@ -28,6 +31,7 @@ from ..shape_rules import (
     expect_scalar,
     is_int,
 )
+from ..shape_rules import int_dtype as is_int_dtype
 
 
 def shape_length(args: list[Type], i: int, what: str) -> int:
@@ -161,3 +165,97 @@ def pad_rel(args: list[Type], attrs: Any) -> Type | None:
     expect_scalar(value, "pad_val", 2)
     choice(attrs.pad_mode, PAD_MODES, "pad_mode")
     return TensorType(_any(rank), data.dtype)
+
+
+def topk_rel(args: list[Type], attrs: Any) -> Type | None:
+    """dyn.topk: k a scalar (or a (1,) tensor) of integers; the axis becomes `?`."""
+    if not all_known(args[:2]):
+        return None
+    data = tensor(args, 0, "data")
+    k = tensor(args, 1, "k")
+    if len(k.shape) > 1 or (len(k.shape) == 1 and k.shape[0] != 1):
+        raise TypeRelError(f"k must be a scalar or a tensor of shape (1,), got shape "
+                           f"{shape_str(k.shape)}", arg=1)
+    expect_int_dtype(k, "k", 1)
+    choice(attrs.ret_type, ("both", "values", "indices"), "ret_type")
+    axis = axis_of(attrs.axis, len(data.shape))
+    shape = data.shape[:axis] + (ANY,) + data.shape[axis + 1:]
+    values = TensorType(shape, data.dtype)
+    index_dtype = attrs.dtype or "int32"
+    if not is_int_dtype(index_dtype):      # as the static topk's relation
+        raise TypeRelError(f"dtype of the indices must be an integer dtype, got {index_dtype}")
+    indices = TensorType(shape, index_dtype)
+    if attrs.ret_type == "values":
+        return values
+    if attrs.ret_type == "indices":
+        return indices
+    return TupleType((values, indices))
+
+
+def _spatial_any(data: TensorType, layout: str, letters: str) -> tuple:
+    """data's shape with the layout's `letters` axes `?` (TVM: via the NCHW/NCDHW form)."""
+    check_rank(data, layout)
+    shape = list(data.shape)
+    for axis in axis_positions(layout, letters, "layout"):
+        shape[axis] = ANY
+    return tuple(shape)
+
+
+def resize2d_rel(args: list[Type], attrs: Any) -> Type | None:
+    """dyn.image.resize2d: size a (2,) tensor (integers, or floats truncated as TVM's
+    ToVector), roi a 1-D float tensor; H and W become `?`."""
+    from ..image.relations import COORDINATE_MODES, RESIZE_METHODS, ROUNDING
+    if not all_known(args[:3]):
+        return None
+    data = tensor(args, 0, "data")
+    size, roi = tensor(args, 1, "size"), tensor(args, 2, "roi")
+    expect_rank(size, 1, "size", 1)
+    if is_int(size.shape[0]) and size.shape[0] != 2:
+        raise TypeRelError(f"size must hold 2 values (H, W), got shape "
+                           f"{shape_str(size.shape)}", arg=1)
+    expect_rank(roi, 1, "roi", 2)
+    choice(attrs.method, RESIZE_METHODS, "method")
+    choice(attrs.coordinate_transformation_mode, COORDINATE_MODES,
+           "coordinate_transformation_mode")
+    choice(attrs.rounding_method, ROUNDING, "rounding_method")
+    return TensorType(_spatial_any(data, attrs.layout, "HW"), attrs.out_dtype or data.dtype)
+
+
+def _scales(args: list[Type], names: tuple[str, ...]) -> None:
+    for i, name in enumerate(names, start=1):
+        expect_scalar(tensor(args, i, name), name, i)
+
+
+def upsampling_rel(args: list[Type], attrs: Any) -> Type | None:
+    """dyn.nn.upsampling: scale_h and scale_w scalars; H and W become `?`."""
+    from ..nn.resample_relations import UPSAMPLING_METHODS
+    if not all_known(args[:3]):
+        return None
+    data = tensor(args, 0, "data")
+    _scales(args, ("scale_h", "scale_w"))
+    choice(attrs.method, UPSAMPLING_METHODS, "method")
+    return TensorType(_spatial_any(data, attrs.layout, "HW"), data.dtype)
+
+
+def upsampling3d_rel(args: list[Type], attrs: Any) -> Type | None:
+    """dyn.nn.upsampling3d: scale_d, scale_h and scale_w scalars; D, H and W become `?`."""
+    from ..nn.resample_relations import UPSAMPLING3D_METHODS, UPSAMPLING3D_MODES
+    if not all_known(args[:4]):
+        return None
+    data = tensor(args, 0, "data")
+    _scales(args, ("scale_d", "scale_h", "scale_w"))
+    choice(attrs.method, UPSAMPLING3D_METHODS, "method")
+    choice(attrs.coordinate_transformation_mode, UPSAMPLING3D_MODES,
+           "coordinate_transformation_mode")
+    return TensorType(_spatial_any(data, attrs.layout, "DHW"), data.dtype)
+
+
+def sparse_to_dense_rel(args: list[Type], attrs: Any) -> Type | None:
+    """dyn.sparse_to_dense(sparse_indices, sparse_values, default_value, output_shape):
+    the rank from output_shape's static length, every dimension `?`."""
+    from ..transform.sparse_relations import check_sparse_inputs
+    if not all_known(args[:4]):
+        return None
+    rank = shape_length(args, 3, "output_shape")
+    values = check_sparse_inputs(args, rank)
+    return TensorType(_any(rank), values.dtype)

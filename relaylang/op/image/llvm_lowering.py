@@ -1,4 +1,6 @@
-"""LLVM lowering of image.resize2d (and the resampling nn.upsampling shares with it).
+"""LLVM lowering of image.resize2d and image.resize1d (and the resampling nn.upsampling
+and nn.upsampling3d share with them: `resize_lowering` over H and W, `resize_axes_lowering`
+over any axes).
 
 The kernel (`op/resize_numpy.py`) resamples W then H, in float32, each output position
 reading a few input positions ("taps") with weights: nearest one tap, linear two,
@@ -87,3 +89,63 @@ def resize2d(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
     (x,) = inputs
     return resize_lowering(b, x, attrs.layout, tuple(int(s) for s in attrs.size),
                            resampling(attrs), str(out_type.dtype), attrs.scales, attrs.roi)
+
+
+def resize_axes_lowering(b: Any, x: Any, axes: list[tuple[int, int, tuple[float, float]]],
+                         how: Any, out_dtype: str) -> Any:
+    """`resize_numpy.resize_axes` as loops: each (axis, out_len, roi span) of `axes` read
+    through its tap table (the kernel's own), the weighted sum nested last axis innermost,
+    in float32, cast to `out_dtype`; tf_crop_and_resize's outside positions take the
+    extrapolation value."""
+    import numpy as np
+
+    from ..resize_numpy import axis_taps
+    sizes = [n for _, n, _ in axes]
+    if x.size == 0 or 0 in sizes:
+        raise NotImplementedError("resize of an empty tensor")
+    if how.method != "nearest_neighbor" and not out_dtype.startswith("float"):
+        raise NotImplementedError(f"{how.method} resize to {out_dtype}")
+    taps, inside = [], {}
+    shape = list(x.shape)
+    for k, (ax, out_len, span) in enumerate(axes):
+        table, valid = axis_taps(x.shape[ax], out_len, how, None, span)
+        taps.append((ax, [(_table(b, idx, f"resize_a{k}_{j}_idx"),
+                           None if wt is None else _table(b, wt, f"resize_a{k}_{j}_wt"))
+                          for j, (idx, wt) in enumerate(table)]))
+        if valid is not None:
+            inside[ax] = _table(b, valid.astype(np.float32), f"resize_a{k}_inside")
+        shape[ax] = out_len
+
+    def f(*i: Any) -> Any:
+        def level(k: int, idx: list) -> Any:
+            if k == len(taps):
+                return b.cast(x[tuple(idx)], "float32")
+            ax, table = taps[k]
+            total = None
+            for src, wt in table:
+                sub = list(idx)
+                sub[ax] = src[i[ax]]
+                v = level(k + 1, sub)
+                if wt is not None:
+                    v = v * wt[i[ax]]
+                total = v if total is None else total + v
+            return total
+        total = level(0, list(i))
+        if inside:
+            m = None
+            for ax, table in inside.items():
+                m = table[i[ax]] if m is None else m * table[i[ax]]
+            total = total * m + b.const(how.extrapolation, "float32") * (1.0 - m)
+        return b.cast(total, out_dtype)
+    return b.compute(tuple(shape), f, dtype=out_dtype, name="resize")
+
+
+@implement("image.resize1d", target="llvm")
+def resize1d(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    from ..layouts import axis_positions
+    from ..resize_numpy import resampling_of
+    (x,) = inputs
+    (w,) = axis_positions(attrs.layout, "W", "layout")
+    span = tuple(attrs.roi) if attrs.roi else (0.0, 1.0)
+    return resize_axes_lowering(b, x, [(w, int(attrs.size[0]), span)], resampling_of(attrs),
+                                str(out_type.dtype))

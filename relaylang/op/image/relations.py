@@ -1,4 +1,4 @@
-"""Type relations of the image family: Resize2DRel (src/relay/op/image/resize.cc)."""
+"""Type relations of the image family: Resize1DRel, Resize2DRel (src/relay/op/image/resize.cc)."""
 from __future__ import annotations
 
 from typing import Any
@@ -39,4 +39,28 @@ def resize2d_rel(args: list[Type], attrs: Any) -> Type | None:
             raise TypeRelError(f"size must be positive, got {shape_str(size)}")
     shape = list(data.shape)
     shape[h], shape[w] = size
+    return TensorType(tuple(shape), out_dtype(attrs.out_dtype, data.dtype))
+
+
+def resize1d_rel(args: list[Type], attrs: Any) -> Type | None:
+    """Resize1DRel: the W axis of the layout becomes size[0]."""
+    if not all_known(args[:1]):
+        return None
+    data = tensor(args, 0, "data")
+    choice(attrs.method, RESIZE_METHODS, "method")
+    choice(attrs.coordinate_transformation_mode, COORDINATE_MODES,
+           "coordinate_transformation_mode")
+    choice(attrs.rounding_method, ROUNDING, "rounding_method")
+    (w,) = axis_positions(attrs.layout, "W", "layout")
+    check_rank(data, attrs.layout)
+    if attrs.size is None:
+        raise TypeRelError("resize1d needs a size")
+    size = spatial(attrs.size, 1, "size")
+    if attrs.coordinate_transformation_mode == "tf_crop_and_resize" and (
+            attrs.roi is None or len(attrs.roi) != 2):
+        raise TypeRelError("tf_crop_and_resize needs roi = [start_w, end_w]")
+    if is_int(size[0]) and size[0] <= 0:
+        raise TypeRelError(f"size must be positive, got {shape_str(size)}")
+    shape = list(data.shape)
+    shape[w] = size[0]
     return TensorType(tuple(shape), out_dtype(attrs.out_dtype, data.dtype))

@@ -17,7 +17,12 @@ from ..registry import OpPattern, declare_op
 from ..schema import attrs_schema
 from . import relations as nr
 from . import resample_relations as rr
-from .conv_relations import conv2d_nchwc_rel, conv_rel, conv_transpose_rel
+from .conv_relations import (
+    conv2d_nchwc_rel,
+    conv_rel,
+    conv_transpose_rel,
+    depthwise_conv2d_nchwc_rel,
+)
 
 E, B, I = OpPattern.ELEMWISE, OpPattern.BROADCAST, OpPattern.INJECTIVE
 F, O = OpPattern.OUT_ELEMWISE_FUSABLE, OpPattern.OPAQUE
@@ -288,6 +293,18 @@ class UpSamplingAttrs(Attrs):
 
 
 @attrs_schema
+class UpSampling3DAttrs(Attrs):
+    scale_d: float
+    scale_h: float
+    scale_w: float
+    layout: str = "NCDHW"
+    method: str = "nearest_neighbor"
+    coordinate_transformation_mode: str = "half_pixel"
+
+    type_key: ClassVar[str] = "relay.attrs.UpSampling3DAttrs"
+
+
+@attrs_schema
 class SubPixelAttrs(Attrs):
     block_size: int = 1
     layout: str = "NCHW"
@@ -311,6 +328,10 @@ declare_op("nn.conv3d", inputs=CONV_IN, attrs=Conv3DAttrs, rel=conv_rel(3), patt
 # kind: a layout pass treats it as an edge (its layouts are already the target's).
 declare_op("nn.contrib_conv2d_NCHWc", inputs=CONV_IN, attrs=Conv2DAttrs, rel=conv2d_nchwc_rel,
            pattern=F)
+# Its depthwise form (TVM's x86 AlterOpLayout for groups == channels): data NCHW{c}c,
+# weight OIHW1i{c}o, output NCHW{c}c (nchwc.py makes it too). An edge as well.
+declare_op("nn.contrib_depthwise_conv2d_NCHWc", inputs=CONV_IN, attrs=Conv2DAttrs,
+           rel=depthwise_conv2d_nchwc_rel, pattern=F)
 declare_op("nn.conv1d_transpose", inputs=CONV_IN, attrs=Conv1DTransposeAttrs,
            rel=conv_transpose_rel(1), pattern=F, layout="conv")
 declare_op("nn.conv2d_transpose", inputs=CONV_IN, attrs=Conv2DTransposeAttrs,
@@ -341,19 +362,23 @@ declare_op("nn.batch_norm", inputs=("data", "gamma", "beta", "moving_mean", "mov
            attrs=BatchNormAttrs, rel=nr.batch_norm_rel, pattern=F,
            layout="axis")                                # -> (out, mean, var)
 declare_op("nn.instance_norm", inputs=NORM_IN, attrs=InstanceNormAttrs,
-           rel=nr.instance_norm_rel, pattern=O)
+           rel=nr.instance_norm_rel, pattern=O, layout="axis")
 declare_op("nn.layer_norm", inputs=NORM_IN, attrs=LayerNormAttrs, rel=nr.layer_norm_rel,
-           pattern=O)
+           pattern=O, layout="axis")
 declare_op("nn.group_norm", inputs=NORM_IN, attrs=GroupNormAttrs, rel=nr.group_norm_rel,
            pattern=O)
 declare_op("nn.lrn", inputs=("data",), attrs=LRNAttrs, rel=nr.lrn_rel, pattern=O, layout="axis")
 declare_op("nn.l2_normalize", inputs=("data",), attrs=L2NormalizeAttrs, rel=nr.l2_normalize_rel,
-           pattern=F)
+           pattern=F, layout="axes")
 declare_op("nn.batch_flatten", inputs=("data",), rel=nr.batch_flatten_rel, pattern=I)
 declare_op("nn.pad", inputs=("data", "pad_val"), attrs=PadAttrs, rel=rr.pad_rel, pattern=I,
            layout="pad")
 declare_op("nn.upsampling", inputs=("data",), attrs=UpSamplingAttrs, rel=rr.upsampling_rel,
-           pattern=I)
+           pattern=I, layout="upsampling")
+declare_op("nn.upsampling3d", inputs=("data",), attrs=UpSampling3DAttrs,
+           rel=rr.upsampling3d_rel, pattern=I, layout="upsampling",
+           doc="resamples the D, H and W axes of data (layout NCDHW) by scale_d, scale_h "
+               "and scale_w (sizes rounded half to even), nearest_neighbor or trilinear.")
 declare_op("nn.depth_to_space", inputs=("data",), attrs=SubPixelAttrs,
            rel=rr.depth_to_space_rel, pattern=I)
 declare_op("nn.space_to_depth", inputs=("data",), attrs=SubPixelAttrs,

@@ -131,3 +131,24 @@ def conv2d_nchwc(inputs: list, attrs: Any) -> np.ndarray:
 
 
 implement("nn.contrib_conv2d_NCHWc", float16=IN_FLOAT32)(conv2d_nchwc)
+
+
+def depthwise_conv2d_nchwc(inputs: list, attrs: Any) -> np.ndarray:
+    """nn.contrib_depthwise_conv2d_NCHWc: the blocks undone (data (N, C, H, W), weight
+    (C, 1, KH, KW)), the plain depthwise convolution (groups = C), the output blocked
+    again (N, C / c, OH, OW, c)."""
+    from .conv_relations import depthwise_nchwc_geometry
+    g = depthwise_nchwc_geometry(attrs)
+    data, weight = inputs
+    dtype = np.dtype(attrs.out_dtype or data.dtype)
+    n, cb, h, w, c = data.shape
+    wb, _, kh, kw, _, oc = weight.shape
+    x = data.transpose(0, 1, 4, 2, 3).reshape(n, cb * c, h, w).astype(dtype, copy=False)
+    wt = weight.transpose(0, 5, 1, 4, 2, 3).reshape(wb * oc, 1, kh, kw)
+    y = conv_ncs(x, wt.astype(dtype, copy=False), g.strides, g.dilation, g.pads, cb * c)
+    oh, ow = y.shape[2:]
+    y = y.astype(dtype, copy=False).reshape(n, cb, c, oh, ow).transpose(0, 1, 3, 4, 2)
+    return np.ascontiguousarray(y)
+
+
+implement("nn.contrib_depthwise_conv2d_NCHWc", float16=IN_FLOAT32)(depthwise_conv2d_nchwc)

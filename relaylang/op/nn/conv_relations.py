@@ -277,3 +277,85 @@ def conv2d_nchwc_rel(args: list[Type], attrs: Any) -> Type | None:
         out.append(n)
     return TensorType((data.shape[0], weight.shape[0], out[0], out[1], g.oc),
                       out_dtype(attrs.out_dtype, data.dtype))
+
+
+# ---------------------------------------------------- nn.contrib_depthwise_conv2d_NCHWc
+
+def _depthwise_kernel_block(layout: str) -> int:
+    """The output block of a depthwise blocked kernel layout, OIHW1i{oc}o (TVM's x86
+    AlterOpLayout: one input channel per group, so the `i` block is 1)."""
+    from ..layouts import parse_layout
+    axes = parse_layout(layout, "kernel_layout")
+    if "".join(a for a, _ in axes) != "OIHWio" or axes[4][1] != 1 or axes[5][1] is None:
+        raise TypeRelError(f"kernel_layout {layout!r} is not supported: expected OIHW with "
+                           "a block of 1 input channel then output channels last, as in "
+                           "OIHW1i16o")
+    return int(axes[5][1])   # type: ignore[arg-type]
+
+
+def depthwise_nchwc_geometry(attrs: Any) -> NCHWcGeometry:
+    """The blocks, strides, dilation and padding of nn.contrib_depthwise_conv2d_NCHWc:
+    data NCHW{c}c, kernel OIHW1i{c}o, output NCHW{c}c, one channel per group (a
+    channel multiplier of 1), so the three blocks are equal."""
+    strides = spatial(attrs.strides, 2, "strides")
+    dilation = spatial(attrs.dilation, 2, "dilation")
+    positive(strides, "strides")
+    positive(dilation, "dilation")
+    ic = _block_of(attrs.data_layout, "NCHW", "data_layout")
+    oc = _block_of(attrs.out_layout or attrs.data_layout, "NCHW", "out_layout")
+    ko = _depthwise_kernel_block(attrs.kernel_layout)
+    if ko != oc:
+        raise TypeRelError(f"kernel_layout {attrs.kernel_layout!r} blocks output channels by "
+                           f"{ko} but the output layout "
+                           f"{attrs.out_layout or attrs.data_layout!r} by {oc}")
+    if ic != oc:
+        raise TypeRelError(f"a depthwise convolution keeps its channel blocks: data_layout "
+                           f"{attrs.data_layout!r} blocks channels by {ic} but the output "
+                           f"layout {attrs.out_layout or attrs.data_layout!r} by {oc}")
+    return NCHWcGeometry(ic, oc, strides, dilation, padding_pairs(attrs.padding, 2))
+
+
+def depthwise_conv2d_nchwc_rel(args: list[Type], attrs: Any) -> Type | None:
+    """TVM's nn.contrib_depthwise_conv2d_NCHWc (topi's depthwise_conv2d_NCHWc, channel
+    multiplier 1): data (N, C/c, H, W, c) in data_layout NCHW{c}c, weight
+    (C/c, 1, KH, KW, 1, c) in kernel_layout OIHW1i{c}o, groups = C, the result
+    (N, C/c, OH, OW, c) in out_layout NCHW{c}c (empty: data_layout)."""
+    if not all_known(args[:2]):
+        return None
+    g = depthwise_nchwc_geometry(attrs)
+    data, weight = tensor(args, 0, "data"), tensor(args, 1, "weight")
+    expect_rank(data, 5, "data", 0)
+    expect_rank(weight, 6, "weight", 1)
+    expect_dim(data.shape[4], g.ic, f"data_layout {attrs.data_layout!r} holds {g.ic} channels "
+               f"in its last axis but data has {dim_str(data.shape[4])}", arg=0, dim=4)
+    for axis in (1, 4):
+        expect_dim(weight.shape[axis], 1, f"a depthwise weight has 1 input channel per "
+                   f"group: its axis {axis} must be 1, not {dim_str(weight.shape[axis])}",
+                   arg=1, dim=axis)
+    expect_dim(weight.shape[5], g.oc, f"the weight's axis 5 must hold {g.oc} output channels "
+               f"(kernel_layout {attrs.kernel_layout!r}), not {dim_str(weight.shape[5])}",
+               arg=1, dim=5)
+    expect_dim(data.shape[1], weight.shape[0],
+               f"data has {dim_str(data.shape[1])} blocks of channels (dimension 1) but the "
+               f"depthwise weight has {dim_str(weight.shape[0])} (dimension 0)", arg=1, dim=0)
+    channels = dim_mul(data.shape[1], g.ic)
+    if is_int(channels) and attrs.groups != channels:
+        raise TypeRelError(f"a depthwise convolution has one group per channel: groups is "
+                           f"{attrs.groups} but data has {channels} channels")
+    if attrs.channels is not None:
+        expect_dim(channels, attrs.channels, f"channels is {dim_str(attrs.channels)} but the "
+                   f"data has {dim_str(channels)} channels", arg=1, dim=0)
+    ksize = [weight.shape[2], weight.shape[3]]
+    _check_kernel_size(attrs, ksize, 2)
+    out = []
+    for j in range(2):
+        size = data.shape[2 + j]
+        pad = dim_add(*g.pads[j])
+        n = window_out(size, pad, ksize[j], g.strides[j], g.dilation[j])
+        if is_int(n) and n <= 0:
+            raise TypeRelError(f"the input is too small: spatial axis {j} has size {size} "
+                               f"(padded by {dim_str(pad)}) but the dilated kernel spans "
+                               f"{(ksize[j] - 1) * g.dilation[j] + 1}", arg=0, dim=2 + j)
+        out.append(n)
+    return TensorType((data.shape[0], data.shape[1], out[0], out[1], g.oc),
+                      out_dtype(attrs.out_dtype, data.dtype))

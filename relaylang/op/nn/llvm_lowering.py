@@ -25,6 +25,7 @@ from typing import Any
 from ..registry import implement
 from . import conv_lowering, gemm_lowering  # noqa: F401  (their @implement registrations)
 from . import conv_nchwc_lowering  # noqa: F401  (nn.contrib_conv2d_NCHWc)
+from . import depthwise_nchwc_lowering  # noqa: F401  (nn.contrib_depthwise_conv2d_NCHWc)
 from .lowering_support import _acc, _widen, _out, _finish, _axis, _is_float, _product, _row_index
 
 
@@ -274,6 +275,16 @@ def upsampling(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
     mode = "align_corners" if attrs.align_corners else "asymmetric"
     return resize_lowering(b, x, attrs.layout, (shape[h], shape[w]),
                            Resampling(attrs.method.removeprefix("bi"), mode), dt)
+
+
+@implement("nn.upsampling3d", target="llvm")
+def upsampling3d(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    from ..image.llvm_lowering import resize_axes_lowering
+    from .resample_kernels import upsampling3d_axes, upsampling3d_resampling
+    (x,) = inputs
+    _, dt = _out(out_type)
+    return resize_axes_lowering(b, x, upsampling3d_axes(tuple(x.shape), attrs),
+                                upsampling3d_resampling(attrs), dt)
 
 
 def _conv_transpose(nd: int) -> Any:

@@ -12,7 +12,7 @@ import numpy as np
 from ..layouts import axis_positions
 from ..numpy_support import float16_in_float32 as IN_FLOAT32
 from ..numpy_support import implement
-from ..resize_numpy import Resampling, resize_hw
+from ..resize_numpy import Resampling, resize_axes, resize_hw
 from ..shape_rules import scaled
 
 # ------------------------------------------------------------ pad
@@ -34,6 +34,26 @@ def upsampling(inputs: list, attrs: Any) -> np.ndarray:
     method = attrs.method.removeprefix("bi")
     mode = "align_corners" if attrs.align_corners else "asymmetric"
     return resize_hw(x, attrs.layout, size, Resampling(method, mode), x.dtype)
+
+
+def upsampling3d_axes(shape: tuple, attrs: Any) -> list[tuple[int, int, tuple[float, float]]]:
+    """(axis, output length, roi span) of D, H and W: topi's sizes, round(n * scale)."""
+    d, h, w = axis_positions(attrs.layout, "DHW", "layout")
+    return [(ax, scaled(shape[ax], s), (0.0, 1.0))
+            for ax, s in ((d, attrs.scale_d), (h, attrs.scale_h), (w, attrs.scale_w))]
+
+
+def upsampling3d_resampling(attrs: Any) -> Resampling:
+    """topi.nn.upsampling3d: resize3d with "tri" dropped from the method, the default
+    rounding (floor, round for align_corners)."""
+    return Resampling(attrs.method.removeprefix("tri"), attrs.coordinate_transformation_mode)
+
+
+@implement("nn.upsampling3d", float16=IN_FLOAT32)
+def upsampling3d(inputs: list, attrs: Any) -> np.ndarray:
+    x = inputs[0]
+    return resize_axes(x, upsampling3d_axes(x.shape, attrs), upsampling3d_resampling(attrs),
+                       x.dtype)
 
 
 # ------------------------------------------------------------ sub-pixel moves

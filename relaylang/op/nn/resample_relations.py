@@ -1,8 +1,9 @@
-"""Type relations of padding and resampling: nn.pad, nn.upsampling,
+"""Type relations of padding and resampling: nn.pad, nn.upsampling, nn.upsampling3d,
 nn.depth_to_space, nn.space_to_depth.
 
-Mirrors PadRel (src/relay/op/nn/pad.cc), UpSamplingRel (upsampling.cc: H and W
-scaled and rounded half to even, as tvm::round folds), DepthToSpaceRel and
+Mirrors PadRel (src/relay/op/nn/pad.cc), UpSamplingRel and UpSampling3DRel
+(upsampling.cc: H and W (and D) scaled and rounded half to even, as tvm::round folds;
+topi's methods and coordinate modes), DepthToSpaceRel and
 SpaceToDepthRel (nn.cc).
 """
 from __future__ import annotations
@@ -16,6 +17,10 @@ from ..shape_rules import all_known, dim_add, dim_div, dim_mul, expect_scalar, i
 
 PAD_MODES = ("constant", "edge", "reflect")
 UPSAMPLING_METHODS = ("nearest_neighbor", "bilinear", "bicubic")
+UPSAMPLING3D_METHODS = ("nearest_neighbor", "trilinear")
+# topi.image.resize3d's modes (upsampling3d documents the first three)
+UPSAMPLING3D_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel",
+                      "tf_half_pixel_for_nn")
 
 
 def pad_widths(pad_width: Any, shape: tuple, mode: str) -> list[tuple[int, int]]:
@@ -60,6 +65,21 @@ def upsampling_rel(args: list[Type], attrs: Any) -> Type | None:
     check_rank(data, attrs.layout)
     shape = list(data.shape)
     shape[h], shape[w] = scaled(shape[h], attrs.scale_h), scaled(shape[w], attrs.scale_w)
+    return TensorType(tuple(shape), data.dtype)
+
+
+def upsampling3d_rel(args: list[Type], attrs: Any) -> Type | None:
+    if not all_known(args[:1]):
+        return None
+    data = tensor(args, 0, "data")
+    choice(attrs.method, UPSAMPLING3D_METHODS, "method")
+    choice(attrs.coordinate_transformation_mode, UPSAMPLING3D_MODES,
+           "coordinate_transformation_mode")
+    d, h, w = axis_positions(attrs.layout, "DHW", "layout")
+    check_rank(data, attrs.layout)
+    shape = list(data.shape)
+    for axis, scale in ((d, attrs.scale_d), (h, attrs.scale_h), (w, attrs.scale_w)):
+        shape[axis] = scaled(shape[axis], scale)
     return TensorType(tuple(shape), data.dtype)
 
 

@@ -139,3 +139,232 @@ def dequantize(inputs: list, attrs: Any) -> np.ndarray:
             return to_bfloat16(y.astype(np.float32) if wide == "float32" else y)
         return y.astype(carrier_dtype(out))
     return quietly(compute)
+
+
+# ---------------------------------------------------------------- TVM's qnn compute ops
+# The arithmetic of TVM's canonical forms (fixed_point.py and the family's docstring).
+
+
+def _wrap32(v: np.ndarray) -> np.ndarray:
+    return np.asarray(v).astype(np.int64).astype(np.int32).astype(np.int64)
+
+
+def _along_axis(value: np.ndarray, rank: int, axis: int) -> np.ndarray:
+    """A scalar, or a vector laid along `axis` of a rank-`rank` tensor."""
+    value = np.asarray(value)
+    if value.ndim == 0 or rank == 0:
+        return value.reshape(()) if value.size == 1 else value
+    dims = [1] * rank
+    dims[axis] = value.size
+    return value.reshape(dims)
+
+
+def _norm_axis(axis: int, rank: int) -> int:
+    if rank <= 1:
+        return 0
+    return axis + rank if axis < 0 else axis
+
+
+def requantize_values(x: np.ndarray, in_scale: np.ndarray, in_zp: np.ndarray,
+                      out_scale: np.ndarray, out_zp: np.ndarray, axis: int, rounding: str,
+                      compute: str, out_dtype: str) -> np.ndarray:
+    """TVM's RequantizeLower on values (fixed_point.py), `axis` already non-negative."""
+    from .fixed_point import INT_RANGES, float_bounds, shifts
+    rank = x.ndim
+    out_s = float(np.float32(np.asarray(out_scale).reshape(())))
+    if out_s == 0.0:
+        raise ValueError("qnn.requantize: output_scale is 0")
+    scales = np.asarray(in_scale, np.float32).reshape(-1)
+    multipliers = [float(s) / out_s for s in scales]
+    zp = _along_axis(np.asarray(in_zp).astype(np.int64), rank, axis)
+    ozp = np.int64(np.asarray(out_zp).reshape(()))
+    with np.errstate(over="ignore"):
+        if compute == "int64":
+            t = _wrap32(_wrap32(x.astype(np.int64)) - zp)
+            sig, left, total = (np.array(v, np.int64) for v in zip(*map(shifts, multipliers)))
+            sig, left, total = (_along_axis(v, rank, axis) for v in (sig, left, total))
+            v = np.left_shift(t, left) * sig
+            half = np.left_shift(np.int64(1), total - 1)
+            v = v + (half if rounding == "UPWARD" else np.where(v >= 0, half, half - 1))
+            t = _wrap32(np.right_shift(v, total))
+            t = _wrap32(t + ozp)
+            if out_dtype == "int32":
+                return t.astype(np.int32)
+        else:
+            f = np.dtype(compute).type
+            t = x.astype(f)
+            t = t - zp.astype(f)
+            m = _along_axis(np.array(multipliers, dtype=f), rank, axis)
+            t = t * m if m.ndim else f(m) * t
+            t = t + f(ozp)
+            half = f(0.5)
+            if rounding == "UPWARD":
+                t = np.floor(t + half)
+            else:
+                t = np.where(t < f(0), -np.floor(-t + half), np.floor(t + half))
+            lo, hi = float_bounds(out_dtype, compute)
+            t = np.clip(t, f(lo), f(hi)).astype(np.int64)
+        lo, hi = INT_RANGES[out_dtype]
+        return np.clip(t, lo, hi).astype(out_dtype)
+
+
+@implement("qnn.requantize")
+def requantize(inputs: list, attrs: Any) -> np.ndarray:
+    from .fixed_point import compute_dtype_of, rounding_of
+    x, in_scale, in_zp, out_scale, out_zp = inputs
+    rank = x.ndim
+    axis = int(attrs.axis)
+    axis = (axis + rank if axis < 0 else axis) if rank else 0
+    return requantize_values(x, in_scale, in_zp, out_scale, out_zp, axis,
+                             rounding_of(attrs.rounding), compute_dtype_of(attrs.compute_dtype),
+                             str(attrs.out_dtype))
+
+
+def _exact_products(a: np.ndarray, b: np.ndarray, terms: int) -> str:
+    """float64 when every sum of `terms` products of a and b is exact there (BLAS),
+    else int64 (wrapping, which the truncation to the output dtype does anyway)."""
+    big = (int(np.max(np.abs(a), initial=0)) * int(np.max(np.abs(b), initial=0))
+           * max(terms, 1))
+    return "float64" if big < (1 << 53) else "int64"
+
+
+def _to_int_dtype(v: np.ndarray, dtype: str) -> np.ndarray:
+    if v.dtype == np.float64:
+        v = v.astype(np.int64)
+    return v.astype(np.int64).astype(dtype)
+
+
+@implement("qnn.conv2d")
+def conv2d(inputs: list, attrs: Any) -> np.ndarray:
+    import dataclasses
+
+    from ..nn.conv_kernels import conv_kernel
+    from .relations import qnn_out_dtype
+    data, weight, izp, kzp, _, _ = inputs
+    out = qnn_out_dtype(attrs)
+    x = data.astype(np.int64) - np.int64(np.asarray(izp).reshape(()))
+    o_axis = str(attrs.kernel_layout).find("O")
+    w = weight.astype(np.int64) - _along_axis(np.asarray(kzp).astype(np.int64), weight.ndim,
+                                              o_axis)
+    terms = weight.size // max(weight.shape[o_axis], 1)
+    acc = _exact_products(x, w, terms)
+    y = conv_kernel(2)([x.astype(acc), w.astype(acc)],
+                       dataclasses.replace(attrs, out_dtype=acc))
+    return _to_int_dtype(y, out)
+
+
+@implement("qnn.dense")
+def dense(inputs: list, attrs: Any) -> np.ndarray:
+    from .relations import qnn_out_dtype
+    data, weight, izp, kzp, _, _ = inputs
+    out = qnn_out_dtype(attrs)
+    x = data.astype(np.int64) - np.int64(np.asarray(izp).reshape(()))
+    w = weight.astype(np.int64) - np.asarray(kzp).astype(np.int64).reshape(-1, 1) \
+        if np.asarray(kzp).ndim else weight.astype(np.int64) - np.int64(kzp)
+    acc = _exact_products(x, w, weight.shape[1])
+    with np.errstate(over="ignore"):
+        y = np.matmul(x.astype(acc), w.astype(acc).T)
+    return _to_int_dtype(y, out)
+
+
+def _requantize_operand(x: np.ndarray, scale: np.ndarray, zp: np.ndarray, out_scale: Any,
+                        out_zp: Any, axis: int) -> np.ndarray:
+    """TVM's RequantizeOrUpcast: the operand in the output's parameters, int32 (as
+    int64 values)."""
+    r = requantize_values(x, scale, zp, out_scale, out_zp, _norm_axis(axis, x.ndim),
+                          "UPWARD", "int64", "int32")
+    return r.astype(np.int64)
+
+
+def _saturate(v: np.ndarray, dtype: str) -> np.ndarray:
+    from .fixed_point import INT_RANGES
+    lo, hi = INT_RANGES[dtype]
+    return np.clip(_wrap32(v), lo, hi).astype(dtype)
+
+
+@implement("qnn.add")
+def add(inputs: list, attrs: Any) -> np.ndarray:
+    lhs, rhs, ls, lzp, rs, rzp, os, ozp = inputs
+    a = _requantize_operand(lhs, ls, lzp, os, ozp, int(attrs.lhs_axis))
+    b = _requantize_operand(rhs, rs, rzp, os, ozp, int(attrs.rhs_axis))
+    return _saturate(_wrap32(a + b) - np.int64(np.asarray(ozp).reshape(())), str(lhs.dtype))
+
+
+@implement("qnn.subtract")
+def subtract(inputs: list, attrs: Any) -> np.ndarray:
+    lhs, rhs, ls, lzp, rs, rzp, os, ozp = inputs
+    a = _requantize_operand(lhs, ls, lzp, os, ozp, int(attrs.lhs_axis))
+    b = _requantize_operand(rhs, rs, rzp, os, ozp, int(attrs.rhs_axis))
+    return _saturate(_wrap32(a - b) + np.int64(np.asarray(ozp).reshape(())), str(lhs.dtype))
+
+
+def mul_scale(ls: np.ndarray, rs: np.ndarray) -> np.ndarray:
+    """The product's scale: float32(lhs_scale * rhs_scale), per channel when either is
+    a vector (a scalar one repeated)."""
+    a = np.asarray(ls, np.float32).astype(np.float64)
+    b = np.asarray(rs, np.float32).astype(np.float64)
+    return (a * b).astype(np.float32)
+
+
+def mul_axis(lhs_rank: int, out_rank: int, lhs_axis: int) -> int:
+    """The quantized axis of qnn.mul's product: lhs_axis, counted in the broadcast
+    result."""
+    return _norm_axis(lhs_axis, lhs_rank) + (out_rank - lhs_rank) if lhs_rank > 1 \
+        else max(out_rank - 1, 0)
+
+
+@implement("qnn.mul")
+def mul(inputs: list, attrs: Any) -> np.ndarray:
+    lhs, rhs, ls, lzp, rs, rzp, os, ozp = inputs
+    la, ra = _norm_axis(int(attrs.lhs_axis), lhs.ndim), _norm_axis(int(attrs.rhs_axis), rhs.ndim)
+    a = _wrap32(lhs.astype(np.int64) - _along_axis(np.asarray(lzp).astype(np.int64),
+                                                   lhs.ndim, la))
+    b = _wrap32(rhs.astype(np.int64) - _along_axis(np.asarray(rzp).astype(np.int64),
+                                                   rhs.ndim, ra))
+    with np.errstate(over="ignore"):
+        p = _wrap32(a * b)
+    scale = mul_scale(ls, rs)
+    axis = mul_axis(lhs.ndim, p.ndim, int(attrs.lhs_axis)) if scale.ndim else p.ndim - 1
+    return requantize_values(p, scale, np.int32(0), os, ozp, max(axis, 0), "UPWARD", "int64",
+                             str(lhs.dtype))
+
+
+@implement("qnn.concatenate")
+def concatenate(inputs: list, attrs: Any) -> np.ndarray:
+    data, scales, zps, os, ozp = inputs
+    parts = []
+    for x, s, z in zip(data, scales, zps):
+        same = (np.float32(s) == np.float32(os)) and (np.int64(z) == np.int64(ozp))
+        parts.append(x if same else requantize_values(
+            x, s, z, os, ozp, max(x.ndim - 1, 0), "UPWARD", "int64", str(x.dtype)))
+    return np.concatenate(parts, axis=int(attrs.axis))
+
+
+@implement("qnn.conv2d_transpose")
+def conv2d_transpose(inputs: list, attrs: Any) -> np.ndarray:
+    import dataclasses
+
+    from ..nn.conv_kernels import conv_kernel
+    from .relations import qnn_out_dtype
+    data, weight, izp, kzp, _, _ = inputs
+    out = qnn_out_dtype(attrs)
+    x = data.astype(np.int64) - np.int64(np.asarray(izp).reshape(-1)[0])
+    o_axis = str(attrs.kernel_layout).find("O")
+    w = weight.astype(np.int64) - _along_axis(np.asarray(kzp).astype(np.int64), weight.ndim,
+                                              o_axis)
+    terms = weight.size // max(weight.shape[o_axis], 1)
+    acc = _exact_products(x, w, terms)
+    y = conv_kernel(2, transposed=True)([x.astype(acc), w.astype(acc)],
+                                        dataclasses.replace(attrs, out_dtype=acc))
+    return _to_int_dtype(y, out)
+
+
+@implement("qnn.avg_pool2d")
+def avg_pool2d(inputs: list, attrs: Any) -> np.ndarray:
+    from ..registry import get_op_def
+    data, scale, zp, os, ozp = inputs
+    q = requantize_values(data, scale, zp, os, ozp, max(data.ndim - 1, 0), "UPWARD", "int64",
+                          "int32")
+    pool = get_op_def("nn.avg_pool2d")
+    assert pool is not None and pool.kernel is not None
+    return _saturate(np.asarray(pool.kernel([q], attrs)).astype(np.int64), str(data.dtype))

@@ -152,3 +152,261 @@ def dequantize_rel(args: list[Type], attrs: Any) -> Type | None:
         raise TypeRelError(f"out_dtype must be a float dtype, got {out!r}")
     _scale_shapes(data, scale, zero, attrs)
     return TensorType(data.shape, out)
+
+
+# ---------------------------------------------------------------- TVM's qnn compute ops
+#
+# qnn.requantize, qnn.conv2d, qnn.dense, qnn.add / qnn.subtract / qnn.mul and
+# qnn.concatenate (src/relay/qnn/op/*.cc): TVM's checks. A scale or zero point is a
+# scalar (per tensor) or a vector of the quantized axis' extent (per channel); output
+# scales and zero points are scalars; scales are float32 and zero points int32.
+
+REQUANT_IN = ("int8", "uint8", "int16", "int32", "int64")
+REQUANT_OUT = ("int8", "uint8", "int16", "int32")
+ROUNDINGS = ("None", "UPWARD", "TONEAREST")
+COMPUTE_DTYPES = ("None", "int64", "float32", "float64")
+
+
+def _param(args: list[Type], i: int, what: str, dtype: str, extent: Any = None) -> TensorType:
+    """Argument `i`, a scale or zero point: `dtype`, a scalar or (with `extent`) a vector
+    of `extent` entries (TVM's IsScalarType / AssignType)."""
+    t = tensor(args, i, what)
+    if t.dtype != dtype:
+        raise TypeRelError(f"{what} must be {dtype}, got dtype {t.dtype}", arg=i)
+    if len(t.shape) == 0:
+        return t
+    if extent is None:
+        raise TypeRelError(f"{what} must be a scalar, got shape {shape_str(t.shape)}", arg=i)
+    if len(t.shape) != 1:
+        raise TypeRelError(f"{what} must be a scalar or a vector of {dim_str(extent)} entries, "
+                           f"got shape {shape_str(t.shape)}", arg=i)
+    n = t.shape[0]
+    if is_int(n) and is_int(extent) and n != extent:
+        raise TypeRelError(f"{what} has {n} entries but the quantized axis has "
+                           f"{dim_str(extent)}", arg=i, dim=0)
+    return t
+
+
+def _dtype_in(t: TensorType, allowed: tuple[str, ...], what: str, arg: int) -> None:
+    if t.dtype not in allowed:
+        raise TypeRelError(f"{what} must be one of {', '.join(allowed)}, got dtype {t.dtype}",
+                           arg=arg)
+
+
+def quant_axis(axis: int, rank: int, arg: int = 0, what: str = "axis") -> int:
+    """TVM's reading of a qnn axis: negative counts from the back, a scalar's is 0."""
+    if rank == 0:
+        if axis not in (0, -1):
+            raise TypeRelError(f"{what} {axis} is out of range for a scalar", arg=arg)
+        return 0
+    return axis_of(axis, rank, arg, what)
+
+
+def requantize_rel(args: list[Type], attrs: Any) -> Type | None:
+    if not all_known(args[:5]):
+        return None
+    data = tensor(args, 0, "data")
+    _dtype_in(data, REQUANT_IN, "data", 0)
+    rank = len(data.shape)
+    axis = quant_axis(int(attrs.axis), rank)
+    extent = data.shape[axis] if rank else 1
+    _param(args, 1, "input_scale", "float32", extent)
+    _param(args, 2, "input_zero_point", "int32", extent)
+    _param(args, 3, "output_scale", "float32")
+    _param(args, 4, "output_zero_point", "int32")
+    out = str(attrs.out_dtype)
+    if out not in REQUANT_OUT:
+        raise TypeRelError(f"out_dtype must be one of {', '.join(REQUANT_OUT)}, got {out!r}")
+    if str(attrs.rounding) not in ROUNDINGS:
+        raise TypeRelError(f"rounding must be one of {', '.join(ROUNDINGS)}, got "
+                           f"{attrs.rounding!r}")
+    if str(attrs.compute_dtype) not in COMPUTE_DTYPES:
+        raise TypeRelError(f"compute_dtype must be one of {', '.join(COMPUTE_DTYPES)}, got "
+                           f"{attrs.compute_dtype!r}")
+    return TensorType(data.shape, out)
+
+
+def qnn_out_dtype(attrs: Any) -> str:
+    """qnn.conv2d's and qnn.dense's accumulation dtype: out_dtype, int32 when empty."""
+    return str(attrs.out_dtype) or "int32"
+
+
+def qnn_conv2d_rel(args: list[Type], attrs: Any) -> Type | None:
+    import dataclasses
+
+    from ..nn.conv_relations import conv_rel
+    if not all_known(args[:6]):
+        return None
+    data, weight = tensor(args, 0, "data"), tensor(args, 1, "weight")
+    _dtype_in(data, ("int8", "uint8", "int16"), "data", 0)
+    _dtype_in(weight, ("int8", "uint8", "int16"), "weight", 1)
+    out = qnn_out_dtype(attrs)
+    if out not in ("int16", "int32", "int64"):
+        raise TypeRelError(f"out_dtype must be one of int16, int32, int64, got {out!r}")
+    result = conv_rel(2)(args[:2], dataclasses.replace(attrs, out_dtype=out))
+    if result is None:
+        return None
+    o_axis = str(attrs.kernel_layout).find("O")
+    channels = weight.shape[o_axis]
+    _param(args, 2, "input_zero_point", "int32")
+    _param(args, 3, "kernel_zero_point", "int32", channels)
+    _param(args, 4, "input_scale", "float32")
+    _param(args, 5, "kernel_scale", "float32", channels)
+    return result
+
+
+def qnn_dense_rel(args: list[Type], attrs: Any) -> Type | None:
+    import dataclasses
+
+    from ..nn.relations import dense_rel
+    if not all_known(args[:6]):
+        return None
+    data, weight = tensor(args, 0, "data"), tensor(args, 1, "weight")
+    _dtype_in(data, ("int8", "uint8", "int16", "uint16"), "data", 0)
+    _dtype_in(weight, ("int8", "uint8"), "weight", 1)
+    out = qnn_out_dtype(attrs)
+    if out not in ("int32", "int64"):
+        raise TypeRelError(f"out_dtype must be int32 or int64, got {out!r}")
+    result = dense_rel(args[:2], dataclasses.replace(attrs, out_dtype=out))
+    units = weight.shape[0]
+    _param(args, 2, "input_zero_point", "int32")
+    _param(args, 3, "kernel_zero_point", "int32", units)
+    _param(args, 4, "input_scale", "float32")
+    _param(args, 5, "kernel_scale", "float32", units)
+    return result
+
+
+def qnn_binary_rel(args: list[Type], attrs: Any) -> Type | None:
+    """QnnBroadcastRel: lhs and rhs of one integer dtype broadcast; per-tensor or
+    per-channel (lhs_axis / rhs_axis) input scales and zero points; scalar output ones."""
+    from ..relation import broadcast_shapes
+    if not all_known(args[:8]):
+        return None
+    lhs, rhs = tensor(args, 0, "lhs"), tensor(args, 1, "rhs")
+    if integer_range(lhs.dtype) is None or dtype_bits(lhs.dtype) > 32:
+        raise TypeRelError(f"lhs must be an integer tensor of at most 32 bits, got dtype "
+                           f"{lhs.dtype}", arg=0)
+    if rhs.dtype != lhs.dtype:
+        raise TypeRelError(f"lhs has dtype {lhs.dtype} but rhs has dtype {rhs.dtype}", arg=1)
+    for k, (t, axis_attr) in enumerate(((lhs, attrs.lhs_axis), (rhs, attrs.rhs_axis))):
+        side = ("lhs", "rhs")[k]
+        rank = len(t.shape)
+        scalar = all(len(tensor(args, 2 + 2 * k + j, "").shape) == 0 for j in (0, 1))
+        if rank <= 1:
+            axis = 0
+        else:
+            axis = int(axis_attr) + rank if int(axis_attr) < 0 else int(axis_attr)
+            if not scalar and not 0 <= axis < rank:
+                raise TypeRelError(f"{side}_axis {axis_attr} is out of range for {side} of "
+                                   f"rank {rank}")
+        extent = t.shape[axis] if rank and 0 <= axis < rank else 1
+        _param(args, 2 + 2 * k, f"{side}_scale", "float32", extent)
+        _param(args, 3 + 2 * k, f"{side}_zero_point", "int32", extent)
+    _param(args, 6, "output_scale", "float32")
+    _param(args, 7, "output_zero_point", "int32")
+    try:
+        shape = broadcast_shapes(lhs.shape, rhs.shape)
+    except TypeRelError as e:
+        raise TypeRelError(e.message, arg=1, dim=e.dim) from None
+    return TensorType(shape, lhs.dtype)
+
+
+def qnn_concatenate_rel(args: list[Type], attrs: Any) -> Type | None:
+    from ...ir.types import TupleType
+    from ..relation import type_str
+    from ..transform.slice_relations import concatenate_rel
+    if not all_known(args[:5]):
+        return None
+    data = args[0]
+    count = len(data.fields) if isinstance(data, TupleType) else None
+    for i, what, dtype in ((1, "input_scales", "float32"), (2, "input_zero_points", "int32")):
+        t = args[i]
+        if not isinstance(t, TupleType):
+            raise TypeRelError(f"qnn.concatenate takes a tuple of {what.split('_', 1)[1]} as "
+                               f"{what}, got {type_str(t)}", arg=i)
+        if count is not None and len(t.fields) != count:
+            raise TypeRelError(f"{what} has {len(t.fields)} entries for {count} tensors", arg=i)
+        _check_scalars(t.fields, what, dtype, i)
+    _param(args, 3, "output_scale", "float32")
+    _param(args, 4, "output_zero_point", "int32")
+    result = concatenate_rel(args[:1], attrs)
+    if isinstance(result, TensorType) and result.dtype not in REQUANT_OUT:
+        raise TypeRelError(f"the tensors must be one of {', '.join(REQUANT_OUT)}, got dtype "
+                           f"{result.dtype}", arg=0)
+    return result
+
+
+def _check_scalars(fields: Any, what: str, dtype: str, arg: int) -> None:
+    for k, f in enumerate(fields):
+        if not isinstance(f, TensorType) or len(f.shape) != 0 or f.dtype != dtype:
+            from ..relation import type_str
+            raise TypeRelError(f"entry {k} of {what} must be a {dtype} scalar, got "
+                               f"{type_str(f)}", arg=arg)
+
+
+def qnn_mul_rel(args: list[Type], attrs: Any) -> Type | None:
+    """QnnBroadcastRel, and TVM's canonical form's condition: per-channel scales need
+    lhs_axis == rhs_axis."""
+    result = qnn_binary_rel(args, attrs)
+    if result is None:
+        return None
+    per_channel = any(len(tensor(args, i).shape) for i in (2, 4))
+    if per_channel and int(attrs.lhs_axis) != int(attrs.rhs_axis):
+        raise TypeRelError(f"qnn.mul with per-channel scales needs lhs_axis == rhs_axis, got "
+                           f"{attrs.lhs_axis} and {attrs.rhs_axis}")
+    return result
+
+
+def qnn_conv2d_transpose_rel(args: list[Type], attrs: Any) -> Type | None:
+    """QnnConv2DTransposeRel: the kernel scale per output channel (groups == 1: the
+    kernel layout's O extent; grouped: I x O, as TVM)."""
+    import dataclasses
+
+    from ..nn.conv_relations import conv_transpose_rel
+    from ..shape_rules import dim_mul
+    if not all_known(args[:6]):
+        return None
+    data, weight = tensor(args, 0, "data"), tensor(args, 1, "weight")
+    _dtype_in(data, ("int8", "uint8", "int16", "uint16"), "data", 0)
+    _dtype_in(weight, ("int8", "uint8"), "weight", 1)
+    out = qnn_out_dtype(attrs)
+    if out not in ("int16", "int32", "int64"):
+        raise TypeRelError(f"out_dtype must be one of int16, int32, int64, got {out!r}")
+    result = conv_transpose_rel(2)(args[:2], dataclasses.replace(attrs, out_dtype=out))
+    if result is None:
+        return None
+    layout = str(attrs.kernel_layout)
+    o = weight.shape[layout.find("O")]
+    channels = o if attrs.groups == 1 else dim_mul(weight.shape[layout.find("I")], o)
+    for i, what in ((2, "input_zero_point"), (4, "input_scale")):
+        t = tensor(args, i, what)
+        if len(t.shape) > 1 or (len(t.shape) == 1 and not (is_int(t.shape[0])
+                                                            and t.shape[0] == 1)):
+            raise TypeRelError(f"{what} must be a scalar or a vector of one element, got "
+                               f"shape {shape_str(t.shape)}", arg=i)
+        if t.dtype != ("int32" if i == 2 else "float32"):
+            raise TypeRelError(f"{what} must be {'int32' if i == 2 else 'float32'}, got dtype "
+                               f"{t.dtype}", arg=i)
+    _param(args, 3, "kernel_zero_point", "int32", o)
+    _param(args, 5, "kernel_scale", "float32", channels)
+    return result
+
+
+def qnn_avg_pool2d_rel(args: list[Type], attrs: Any) -> Type | None:
+    """QnnAvgPool2DRel: int8 / uint8 data, scalar scales and zero points, nn.avg_pool2d's
+    shape in the data's dtype."""
+    from ..registry import get_op_def
+    if not all_known(args[:5]):
+        return None
+    data = tensor(args, 0, "data")
+    _dtype_in(data, ("int8", "uint8"), "data", 0)
+    _param(args, 1, "input_scale", "float32")
+    _param(args, 2, "input_zero_point", "int32")
+    _param(args, 3, "output_scale", "float32")
+    _param(args, 4, "output_zero_point", "int32")
+    pool = get_op_def("nn.avg_pool2d")
+    assert pool is not None and pool.type_rel is not None
+    result = pool.type_rel(args[:1], attrs)
+    if result is None:
+        return None
+    return TensorType(result.shape, data.dtype)

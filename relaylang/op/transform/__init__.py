@@ -4,8 +4,8 @@ Mirrors TVM's src/relay/op/tensor/transform.cc (patterns, arities) and the
 schemas of include/tvm/relay/attrs/transform.h. Where transform.cc sets no
 TOpPattern, the pattern comes from python/tvm/relay/op/_transform.py
 (layout_transform, zeros, ones). The type relations live in
-`shape_relations.py`, `slice_relations.py`, `index_relations.py` and
-`scan_relations.py`; the NumPy kernels in `numpy_kernels.py`.
+`shape_relations.py`, `slice_relations.py`, `index_relations.py`,
+`scan_relations.py` and `sparse_relations.py`; the NumPy kernels in `numpy_kernels.py`.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from . import index_relations as ix
 from . import shape_relations as sh
 from . import slice_relations as sl
 from .scan_relations import scan_rel
+from .sparse_relations import sparse_to_dense_rel
 
 E, B, I = OpPattern.ELEMWISE, OpPattern.BROADCAST, OpPattern.INJECTIVE
 R, F, O = OpPattern.COMM_REDUCE, OpPattern.OUT_ELEMWISE_FUSABLE, OpPattern.OPAQUE
@@ -226,16 +227,17 @@ declare_op("transpose", inputs=("data",), attrs=TransposeAttrs, rel=sh.transpose
 declare_op("expand_dims", inputs=("data",), attrs=ExpandDimsAttrs, rel=sh.expand_dims_rel,
            pattern=B, scale_axis="shape")
 declare_op("squeeze", inputs=("data",), attrs=SqueezeAttrs, rel=sh.squeeze_rel, pattern=I,
-           scale_axis="shape")
+           scale_axis="shape", layout="squeeze")
 declare_op("concatenate", inputs=("data",), attrs=ConcatenateAttrs, rel=sl.concatenate_rel,
            pattern=I, layout="concatenate")
 declare_op("stack", inputs=("data",), attrs=StackAttrs, rel=sl.stack_rel, pattern=I)
-declare_op("split", inputs=("data",), attrs=SplitAttrs, rel=sl.split_rel, pattern=I)
+declare_op("split", inputs=("data",), attrs=SplitAttrs, rel=sl.split_rel, pattern=I,
+           layout="split")
 declare_op("take", inputs=("data", "indices"), attrs=TakeAttrs, rel=ix.take_rel, pattern=I)
 declare_op("strided_slice", inputs=("data",), attrs=StridedSliceAttrs,
-           rel=sl.strided_slice_rel, pattern=I)
+           rel=sl.strided_slice_rel, pattern=I, layout="strided_slice")
 declare_op("slice_like", inputs=("data", "shape_like"), attrs=SliceLikeAttrs,
-           rel=sl.slice_like_rel, pattern=I)
+           rel=sl.slice_like_rel, pattern=I, layout="slice_like")
 declare_op("broadcast_to", inputs=("data",), attrs=InitOpAttrs, rel=sh.broadcast_to_rel,
            pattern=B)
 declare_op("broadcast_to_like", inputs=("data", "broadcast_type"),
@@ -272,3 +274,19 @@ declare_op("cumprod", inputs=("data",), attrs=ScanopAttrs, rel=scan_rel, pattern
            doc="Cumulative product of the elements along `axis` (of the flattened input when "
                "`axis` is None), computed in `dtype` (default: the input's). With `exclusive`, "
                "each element excludes itself: the first is 1.")
+
+
+@attrs_schema
+class SparseToDenseAttrs(Attrs):
+    output_shape: tuple[int, ...]
+
+    type_key: ClassVar[str] = "relay.attrs.SparseToDenseAttrs"
+
+
+# TVM: kOpaque (src/relay/op/tensor/transform.cc)
+declare_op("sparse_to_dense", inputs=("sparse_indices", "sparse_values", "default_value"),
+           attrs=SparseToDenseAttrs, rel=sparse_to_dense_rel, pattern=O,
+           doc="A dense tensor of output_shape filled with default_value, sparse_values "
+               "written at sparse_indices (0-D or 1-D: positions on axis 0; 2-D: rows of "
+               "leading coordinates; a later index wins; indices outside the shape are "
+               "ignored, as topi's compute never matches them).")

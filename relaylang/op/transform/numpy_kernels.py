@@ -325,3 +325,18 @@ def _scan(accumulate: Any, identity: int, on_bool: Any) -> Any:
 
 implement("cumsum")(_scan(np.cumsum, 0, lambda s: (s & 1).astype(bool)))
 implement("cumprod")(_scan(np.cumprod, 1, lambda p: p.astype(bool)))
+
+
+@implement("sparse_to_dense")
+def sparse_to_dense(inputs: list, attrs: Any) -> np.ndarray:
+    """topi.sparse_to_dense: out[i] is the value of the last sparse index equal to i (its
+    leading coordinates), else default_value; an index outside the shape matches nothing."""
+    indices, values, default = (np.asarray(v) for v in inputs)
+    shape = tuple(int(d) for d in attrs.output_shape)
+    out = np.full(shape, default, dtype=values.dtype)
+    rows = indices.reshape(-1, 1) if indices.ndim < 2 else indices
+    vals = np.broadcast_to(values, (rows.shape[0],))
+    for row, v in zip(rows.tolist(), vals):
+        if all(0 <= c < shape[k] for k, c in enumerate(row)):
+            out[tuple(row)] = v
+    return out

@@ -1,4 +1,5 @@
-"""The vision family: vision.roi_align and vision.all_class_non_max_suppression.
+"""The vision family: vision.roi_align, vision.roi_pool and
+vision.all_class_non_max_suppression.
 
 Mirrors ROIAlignAttrs and AllClassNonMaximumSuppressionAttrs of TVM's
 include/tvm/relay/attrs/vision.h (src/relay/op/vision/rcnn_op.cc, nms.cc; both
@@ -24,7 +25,14 @@ kOpaque).
   center_point_box (ONNX's) reads boxes as [x_center, y_center, width, height] instead
   of two corners [y1, x1, y2, x2] (in any order).
 
-Neither op is fused (TVM: kOpaque). roi_align has an LLVM lowering for a fixed
+- `vision.roi_pool(data, rois, pooled_size, spatial_scale, layout)` (ROIPoolAttrs; topi's
+  roi_pool_nchw): each roi [batch, w_start, h_start, w_end, h_end], scaled and rounded
+  (half away from zero) to whole pixels, at least 1x1, is split into pooled_size bins
+  (floor/ceil of bin edges with TVM's 1e-5 epsilon, in the rois' dtype); each output is
+  the largest value of its bin, 0 for an empty bin. NHWC as well (TVM's relation takes
+  it; its compute only NCHW).
+
+Neither op is fused (TVM: kOpaque; roi_pool as roi_align). roi_align has an LLVM lowering for a fixed
 sample_ratio; NMS is a sequential, data-dependent selection and runs its NumPy kernel.
 """
 from __future__ import annotations
@@ -34,7 +42,7 @@ from typing import ClassVar
 from ...ir.attrs import Attrs, IndexExpr
 from ..registry import OpPattern, declare_op
 from ..schema import attrs_schema
-from .relations import all_class_nms_rel, roi_align_rel
+from .relations import all_class_nms_rel, roi_align_rel, roi_pool_rel
 
 
 @attrs_schema
@@ -58,9 +66,23 @@ class AllClassNonMaximumSuppressionAttrs(Attrs):
 
 
 declare_op("vision.roi_align", inputs=("data", "rois"), attrs=ROIAlignAttrs, rel=roi_align_rel,
-           pattern=OpPattern.OPAQUE,
+           pattern=OpPattern.OPAQUE, layout="roi",
            doc="pools each region of interest (rows [batch, x1, y1, x2, y2]) of data into "
                "pooled_size bins of bilinear samples.")
+@attrs_schema
+class ROIPoolAttrs(Attrs):
+    pooled_size: tuple[IndexExpr, ...] | None = None
+    spatial_scale: float = 0.0
+    layout: str = "NCHW"
+
+    type_key: ClassVar[str] = "relay.attrs.ROIPoolAttrs"
+
+
+declare_op("vision.roi_pool", inputs=("data", "rois"), attrs=ROIPoolAttrs, rel=roi_pool_rel,
+           pattern=OpPattern.OPAQUE, layout="roi",
+           doc="max-pools each region of interest (rows [batch, w_start, h_start, w_end, "
+               "h_end], scaled by spatial_scale and rounded to pixels) of data into "
+               "pooled_size bins.")
 declare_op("vision.all_class_non_max_suppression",
            inputs=("boxes", "scores", "max_output_boxes_per_class", "iou_threshold",
                    "score_threshold"),

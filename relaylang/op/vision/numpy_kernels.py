@@ -150,3 +150,65 @@ def all_class_non_max_suppression(inputs: list, attrs: Any) -> tuple[np.ndarray,
                 selected[count] = (b, c, i)
                 count += 1
     return selected, np.array([count], np.int64)
+
+
+def roi_pool_bins(rois: np.ndarray, pooled: tuple[int, int], spatial_scale: float,
+                  height: int, width: int) -> np.ndarray:
+    """topi.vision.rcnn.roi_pool_nchw's bin bounds: (R, ph, pw, 4) int64 rows
+    [hstart, hend, wstart, wend] (clamped to the image; empty when start >= end),
+    computed in the rois' dtype."""
+    dt = rois.dtype
+    ph, pw = pooled
+    scale = dt.type(spatial_scale)
+
+    def rnd(v: np.ndarray) -> np.ndarray:           # te.round: half away from zero
+        return (np.sign(v) * np.floor(np.abs(v) + dt.type(0.5))).astype(np.int64)
+    start_w, start_h = rnd(rois[:, 1] * scale), rnd(rois[:, 2] * scale)
+    end_w, end_h = rnd(rois[:, 3] * scale), rnd(rois[:, 4] * scale)
+    roi_h = np.maximum(end_h - start_h + 1, 1)
+    roi_w = np.maximum(end_w - start_w + 1, 1)
+    bin_h = roi_h.astype(dt) / dt.type(ph)
+    bin_w = roi_w.astype(dt) / dt.type(pw)
+    eps = dt.type(1e-5)
+    out = np.empty((rois.shape[0], ph, pw, 4), np.int64)
+    for p in range(ph):
+        hs = np.floor(dt.type(p) * bin_h + eps).astype(np.int64) + start_h
+        he = np.ceil(dt.type(p + 1) * bin_h - eps).astype(np.int64) + start_h
+        out[:, p, :, 0] = np.clip(hs, 0, height)[:, None]
+        out[:, p, :, 1] = np.clip(he, 0, height)[:, None]
+    for q in range(pw):
+        ws = np.floor(dt.type(q) * bin_w + eps).astype(np.int64) + start_w
+        we = np.ceil(dt.type(q + 1) * bin_w - eps).astype(np.int64) + start_w
+        out[:, :, q, 2] = np.clip(ws, 0, width)[:, None]
+        out[:, :, q, 3] = np.clip(we, 0, width)[:, None]
+    return out
+
+
+def roi_batch_index(rois: np.ndarray, batch: int) -> np.ndarray:
+    """The rois' batch indices (truncated, as topi's cast); ValueError outside the batch."""
+    idx = rois[:, 0].astype(np.int64)
+    bad = (idx < 0) | (idx >= batch)
+    if bad.any():
+        r = int(np.argmax(bad))
+        raise ValueError(f"roi {r} has batch index {rois[r, 0]}, outside the batch of {batch}")
+    return idx
+
+
+@implement("vision.roi_pool", float16=IN_FLOAT32)
+def roi_pool(inputs: list, attrs: Any) -> np.ndarray:
+    data, rois = inputs
+    x = data if attrs.layout == "NCHW" else data.transpose(0, 3, 1, 2)
+    pooled = tuple(int(p) for p in attrs.pooled_size)
+    if len(pooled) == 1:
+        pooled = pooled * 2
+    _, c, h, w = x.shape
+    bins = roi_pool_bins(rois, pooled, float(attrs.spatial_scale), h, w)
+    batch = roi_batch_index(rois, x.shape[0])
+    out = np.zeros((rois.shape[0], c, *pooled), x.dtype)
+    for r in range(rois.shape[0]):
+        for p in range(pooled[0]):
+            for q in range(pooled[1]):
+                hs, he, ws, we = bins[r, p, q]
+                if hs < he and ws < we:
+                    out[r, :, p, q] = x[batch[r], :, hs:he, ws:we].max(axis=(1, 2))
+    return out if attrs.layout == "NCHW" else np.ascontiguousarray(out.transpose(0, 2, 3, 1))

@@ -19,6 +19,11 @@ weights are constants) and one where the result leaves. The ops it converts are 
 kernel layouts); every other layout-aware op follows the layout of its input
 (`rules.py` lists them) and anything else is an edge (`rewrite.py`).
 
+`skip_layers` (TVM's `LayoutConfig(skip_layers=[0])` scope, here an option:
+`skip_layers=0;2`) leaves the first, third, ... nn.conv2d of each function in its own
+layouts. nn.conv2d may also be asked for NCHW{n}c with an OIHW{n}i{n}o kernel, as TVM's
+convert_conv2d: it becomes nn.contrib_conv2d_NCHWc where the blocks divide its channels.
+
 The default, `nn.conv2d:NHWC` (kernel HWIO, HWOI when depthwise), is what ConvertLayout
 is mostly asked for (channels-last targets); TVM has no default and needs the option.
 Deviation from TVM: TVM requires CanonicalizeOps first (bias_add becomes a broadcast
@@ -33,14 +38,43 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ...ir.expr import Function
+from ...ir.expr import Call, Function, Op
 from ...ir.module import IRModule
+from ...ir.normal_forms import opaque_children
+from ...ir.traverse import post_order
 from ..pass_infra import FunctionPass, PassContext, register_pass
 from .desired_layouts import DesiredLayouts
 from .rewrite import rewrite_layouts
 from .rules import RULES
 
 DEFAULT_DESIRED = DesiredLayouts.of({"nn.conv2d": ("NHWC", "default")})
+
+
+class SkipLayers(tuple):
+    """ConvertLayout's `skip_layers` (TVM's `LayoutConfig(skip_layers=[...])`): the
+    positions of the nn.conv2d calls to leave in their layouts, counted from 0 in each
+    function in dataflow order (arguments first). From Python a list; in a pipeline
+    string separated by `;` (`skip_layers=0;3`)."""
+
+    @staticmethod
+    def of(value: object) -> SkipLayers:
+        if isinstance(value, SkipLayers):
+            return value
+        items = value.split(";") if isinstance(value, str) else value
+        try:
+            out = [int(str(i).strip()) for i in items if str(i).strip()]  # type: ignore
+        except (TypeError, ValueError):
+            raise ValueError(f"skip_layers must be layer positions such as 0;2, not "
+                             f"{value!r}") from None
+        if any(i < 0 for i in out):
+            raise ValueError(f"skip_layers must be positions from 0, not {value!r}")
+        return SkipLayers(sorted(set(out)))
+
+    def __str__(self) -> str:
+        return ";".join(map(str, self))
+
+
+NO_SKIP = SkipLayers()
 
 
 def convert_layouts(mod: IRModule, desired: DesiredLayouts, ctx: PassContext,
@@ -58,12 +92,23 @@ class ConvertLayout(FunctionPass):
     opt_level: ClassVar[int] = 3
     required: ClassVar[tuple[str, ...]] = ("InferType",)
     desired_layouts: DesiredLayouts = DEFAULT_DESIRED   # also a dict, or "op:L[:K];..."
+    skip_layers: SkipLayers = NO_SKIP                   # also a list, or "0;2"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "desired_layouts", DesiredLayouts.of(self.desired_layouts))
+        object.__setattr__(self, "skip_layers", SkipLayers.of(self.skip_layers))
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         return convert_layouts(mod, self.desired_layouts, ctx, super().transform_module)
 
     def transform_function(self, fn: Function, mod: IRModule, ctx: PassContext) -> Function:
-        return rewrite_layouts(fn, RULES, self.desired_layouts.prefer)
+        prefer = self.desired_layouts.prefer
+        if self.skip_layers:
+            convs = [n for n in post_order(fn, opaque_children) if isinstance(n, Call)
+                     and isinstance(n.op, Op) and n.op.name == "nn.conv2d"]
+            skipped = {id(convs[i]) for i in self.skip_layers if i < len(convs)}
+            asked = prefer
+
+            def prefer(call: Call) -> tuple[str, ...] | None:
+                return None if id(call) in skipped else asked(call)
+        return rewrite_layouts(fn, RULES, prefer)

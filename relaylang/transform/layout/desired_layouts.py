@@ -12,12 +12,16 @@ and its layouts by `:`:
 A convolution takes a data layout and a kernel layout (omitted: "default"); a pool
 one layout. "default" picks the kernel layout that goes with the data layout, as
 TVM does: channels first (NCHW) -> OIHW, channels last (NHWC) -> HWIO, or HWOI for
-a depthwise convolution; transposed convolutions use IOHW and HWIO. Layouts must be
-plain permutations of the op's own axes (NHWC for conv2d, not NCW or NCHW16c).
+a depthwise convolution, HWNC -> HWOI; transposed convolutions use IOHW and HWIO.
+Layouts must be plain permutations of the op's own axes (NHWC for conv2d, not NCW),
+except one: nn.conv2d in NCHW{n}c with a kernel layout OIHW{n}i{n}o given (TVM's
+convert_conv2d "need_tile") becomes nn.contrib_conv2d_NCHWc, where the blocks divide
+its channels (rules.py).
 """
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +33,9 @@ from .rewrite import is_plain
 from .rules import CONV_OPS, POOL_OPS
 
 DEFAULT = "default"
+# ConvertLayout's channel-blocked conv2d (TVM's convert_conv2d): NCHW4c with OIHW4i4o
+BLOCKED_DATA = re.compile(r"NCHW([1-9][0-9]*)c")
+BLOCKED_KERNEL = re.compile(r"OIHW([1-9][0-9]*)i([1-9][0-9]*)o")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,9 +103,22 @@ def _check(op: str, layouts: tuple[str, ...]) -> tuple[str, ...]:
     wanted = 1 if kernel_axes is None else 2
     if op in CONV_OPS and len(layouts) == 1:
         layouts = (layouts[0], DEFAULT)
+    if kernel_axes is None and len(layouts) == 2 and layouts[1] == DEFAULT:
+        layouts = layouts[:1]        # TVM's vision.roi_align: [layout, "default"]
     if len(layouts) != wanted:
         raise ValueError(f"`{op}` takes {wanted} desired layout{'s' * (wanted > 1)}, "
                          f"got {len(layouts)}: {':'.join(layouts)}")
+    tile = BLOCKED_DATA.fullmatch(layouts[0])
+    if op == "nn.conv2d" and tile:
+        n = tile.group(1)
+        if layouts[1] == DEFAULT:
+            raise ValueError(f"the kernel layout of `{op}` in {layouts[0]} cannot be default: "
+                             f"give one, as in {op}:{layouts[0]}:OIHW{n}i{n}o")
+        blocks = BLOCKED_KERNEL.fullmatch(layouts[1])
+        if not blocks or blocks.groups() != (n, n):
+            raise ValueError(f"kernel layout `{layouts[1]}` for `{op}` in {layouts[0]}: "
+                             f"expected OIHW{n}i{n}o")
+        return layouts
     _check_layout(op, layouts[0], data_axes, "data layout")
     if kernel_axes is not None and layouts[1] != DEFAULT:
         _check_layout(op, layouts[1], kernel_axes, "kernel layout")
@@ -123,6 +143,8 @@ def default_kernel_layout(op: str, data: str, depthwise: bool) -> str:
         return ("IO" if transposed else "OI") + spatial
     if data == "N" + spatial + "C":
         return spatial + ("OI" if depthwise and not transposed else "IO")
+    if data == spatial + "NC" and not transposed:
+        return spatial + "OI"                      # TVM's HWNC -> HWOI
     raise ValueError(f"no default kernel layout for `{op}` in {data}: give one, as in "
                      f"{op}:{data}:{'OI' + spatial}")
 

@@ -39,7 +39,7 @@ from ...ir.traverse import post_order
 from ...ir.types import TensorType
 from ...op.layouts import parse_layout, primal_sizes, transformed_shape
 from ...op.registry import get as get_op
-from ...op.transform import LayoutTransformAttrs
+from ...op.transform import ExpandDimsAttrs, LayoutTransformAttrs
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +47,8 @@ class Laid:
     """A rewritten tensor holds the original value laid out in `new`, where the original
     program reads it in layout `old` (two plain layouts of the same axes). As what an
     argument must arrive in, `Laid(old, new)` says: the consumer reads the original in
-    `old` and wants it in `new` (`old == new`: in the original layout)."""
+    `old` and wants it in `new` (`old == new`: in the original layout); there `old` may
+    have fewer axes than `new` (a broadcast operand: expand_dims first)."""
 
     old: str
     new: str
@@ -71,6 +72,10 @@ class Plan:
     forward: int | None = None           # the call is its argument `forward` (it vanished)
     op: str | None = None                # the call becomes a call of this op (AlterOpLayout's
                                          # nn.conv2d -> nn.contrib_conv2d_NCHWc)
+    # AlterOpLayout's registered functions: given the rewritten arguments and `bring`,
+    # the replacement and its fact, or None to apply the rest of this plan instead
+    build: Callable[[list[Expr], Callable[[Expr, Info, Info], Expr]],
+                    tuple[Expr, Info] | None] | None = None
 
 
 # What a pass would like an op to use: the op's call -> its data (and kernel) layouts,
@@ -97,18 +102,22 @@ def split_axes(layout: str) -> dict[str, int]:
     return {a.upper(): int(f) for a, f in parse_layout(layout) if f is not None}
 
 
-def rewrite_layouts(fn: Function, rules: dict[str, Rule], prefer: Prefer) -> Function:
+def rewrite_layouts(fn: Function, rules: dict[str, Rule], prefer: Prefer,
+                    fold_projections: bool = False) -> Function:
     """`fn` with layout-aware ops rewritten by `rules` as `prefer` asks (module docstring).
-    The result is untyped where it changed: the caller type-checks it again."""
-    out = _Rewriter(rules, prefer).run(fn)
+    With `fold_projections`, `(a, b).0` becomes `a`, as TVM's ForwardRewrite does
+    (AlterOpLayout asks for it). The result is untyped where it changed: the caller
+    type-checks it again."""
+    out = _Rewriter(rules, prefer, fold_projections).run(fn)
     assert isinstance(out, Function)
     return out
 
 
 class _Rewriter:
-    def __init__(self, rules: dict[str, Rule], prefer: Prefer):
+    def __init__(self, rules: dict[str, Rule], prefer: Prefer, fold_projections: bool = False):
         self.rules = rules
         self.prefer = prefer
+        self.fold_projections = fold_projections
         self.transforms: dict[tuple[int, str, str], Expr] = {}
         self.done: dict[int, tuple[Expr, Info]] = {}
         self.binders: dict[int, Let] = {}
@@ -133,6 +142,9 @@ class _Rewriter:
             return value, (infos if any(i is not None for i in infos) else None)
         if isinstance(node, TupleGetItem):
             value, info = self.done[id(node.tuple_value)]
+            if self.fold_projections and isinstance(value, Tuple):   # (a, b).0 is a
+                return value.fields[node.index], \
+                    info[node.index] if isinstance(info, tuple) else None
             if isinstance(info, tuple):
                 return node.with_children([value]), info[node.index]
         if isinstance(node, Let):
@@ -166,6 +178,10 @@ class _Rewriter:
         plan = self.rules[call.op.name](call, [info for _, info in args], self.prefer)
         if plan is None:
             return call.with_children([call.op, *(self.restore(a) for a in call.args)]), None
+        if plan.build is not None:
+            built = plan.build([v for v, _ in args], self.bring)
+            if built is not None:
+                return built
         new_args = [self.bring(v, have, want) for (v, have), want in zip(args, plan.wants)]
         if plan.forward is not None:
             return new_args[plan.forward], plan.output
@@ -222,10 +238,25 @@ class _Rewriter:
         key = (id(value), src, dst)
         found = self.transforms.get(key)
         if found is None:
-            found = Call(get_op("layout_transform"), (value,),
-                         LayoutTransformAttrs(src_layout=src, dst_layout=dst), span=value.span)
+            found = self._transform(value, src, dst)
             self.transforms[key] = found
         return found
+
+    @staticmethod
+    def _transform(value: Expr, src: str, dst: str) -> Expr:
+        expand = len(axis_letters(dst)) - len(split_axes(dst)) - len(src)
+        if expand > 0:
+            # A lower-rank operand (a bias of shape (C,) beside NHWC data going to NCHW):
+            # leading axes first, then the transform over the full layout, as TVM's
+            # TransformHelper (src C, dst NCHW: expand_dims to NHWC, NHWC -> NCHW).
+            value = Call(get_op("expand_dims"), (value,),
+                         ExpandDimsAttrs(axis=0, num_newaxis=expand), span=value.span)
+            src = "".join(a.upper() for a in axis_letters(dst)
+                          if a.isupper() and a not in src) + src
+            if src == dst:
+                return value
+        return Call(get_op("layout_transform"), (value,),
+                    LayoutTransformAttrs(src_layout=src, dst_layout=dst), span=value.span)
 
 
 def _is_transform(e: Expr, src: str, dst: str) -> bool:

@@ -263,3 +263,77 @@ def test_strided_slice_negative_stride_from_before_the_start() -> None:
     x = np.arange(12, dtype="float32").reshape(3, 4)
     assert run_native(text, x).shape == (0, 4)             # the type's shape
     assert_matches_interpreter(text, x)                    # the interpreter agrees
+
+
+# layout_transform between a channel-blocked layout and the plain one (issue 18): the
+# blocked -> plain direction is a tiled transpose through a row stage (`_unblock`); each
+# case exercises a shape its schedule handles differently
+UNBLOCK_CASES = [
+    ("NCHW64c", "NCHW", (1, 2, 5, 7, 64)),        # block 64, odd H and W (W < a vector)
+    ("NCHW16c", "NCHW", (2, 3, 4, 21, 16)),       # batch 2, W over a vector, not a multiple
+    ("NCHW8c", "NCHW", (1, 3, 9, 19, 8)),         # block 8
+    ("NCHW16c", "NCHW", (1, 1, 1, 7, 16)),        # one row: the index map
+    ("NCHW16c", "NCHW", (1, 4, 1, 1, 16)),        # 1x1 spatial: the index map
+    ("NCHW8c", "NCHW", (3, 1, 6, 1, 8)),          # W = 1, H > 1
+    ("NCHW4c", "NCHW", (2, 1, 1, 3, 4)),          # size-1 block count and H, batch 2
+    ("NCDHW8c", "NCDHW", (1, 2, 3, 2, 5, 8)),     # 3-D
+    ("CHW4c", "CHW", (3, 2, 5, 4)),               # the split axis first
+    ("NCH16c", "NCH", (2, 3, 5, 16)),             # rank 3
+    ("NHWC8c", "NHWC", (1, 3, 2, 2, 8)),          # split axis last: the index map
+    ("NCHW1c", "NCHW", (1, 3, 2, 5, 1)),          # block 1
+]
+BLOCK_CASES = [
+    ("NCHW", "NCHW16c", (2, 20, 3, 5)),           # block not dividing the channels
+    ("NCHW", "NCHW64c", (1, 64, 5, 7)),
+    ("NCHW", "NCHW8c", (1, 8, 1, 1)),
+    ("NCHW", "NCHW8c", (2, 13, 9, 17)),
+    ("NCHW", "NCHW16c", (1, 3, 1, 19)),           # fewer channels than the block
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int8", "bool"])
+def test_layout_transform_blocked_plain(dtype: str) -> None:
+    cases = UNBLOCK_CASES + BLOCK_CASES
+    params = ", ".join(f"%x{k}: Tensor[({', '.join(map(str, s))}), {dtype}]"
+                       for k, (_, _, s) in enumerate(cases))
+    calls = [f'layout_transform(%x{k}, src_layout="{a}", dst_layout="{d}")'
+             for k, (a, d, _) in enumerate(cases)]
+    rng = np.random.default_rng(5)
+    args = [_values(s, dtype, rng) for _, _, s in cases]
+    assert_matches_interpreter(_program(params, calls), *args, rtol=0)
+
+
+def test_layout_transform_unblock_fused() -> None:
+    """Blocked -> plain with consumers fused into its primitive function: elementwise
+    (the output is still written in the row stage's order), a broadcast add, a
+    reduction and a reshape (they read the row stage in their own order), and a round
+    trip through a blocked layout."""
+    s = (2, 3, 4, 9, 16)
+    params = ("%x: Tensor[(2, 3, 4, 9, 16), float32], %b: Tensor[(48, 1, 1), float32], "
+              "%y: Tensor[(1, 20, 6, 5), float32]")
+    lt = 'layout_transform(%x, src_layout="NCHW16c", dst_layout="NCHW")'
+    calls = [f"nn.relu({lt})", f"add({lt}, %b)", f"sum({lt}, axis=[2, 3])",
+             f"reshape({lt}, newshape=[2, -1])",
+             ('layout_transform(layout_transform(%y, src_layout="NCHW", dst_layout="NCHW8c"),'
+              ' src_layout="NCHW8c", dst_layout="NCHW")')]
+    rng = np.random.default_rng(6)
+    args = [_values(s, "float32", rng), _values((48, 1, 1), "float32", rng),
+            _values((1, 20, 6, 5), "float32", rng)]
+    assert_matches_interpreter(_program(params, calls), *args, rtol=1e-5, atol=1e-4)
+
+
+def test_layout_transform_unblock_is_a_tiled_transpose() -> None:
+    """NCHW16c -> NCHW of a batch of 2 is one parallel loop over (block, batch, row),
+    each iteration copying its W x 16 tile into a local row and storing the output's
+    rows (W innermost) from it."""
+    from llvm_check import fused_module
+
+    from relaylang.backend.llvm.lower import lower_primitive
+    text = _program("%x: Tensor[(2, 3, 5, 7, 16), float32]",
+                    ['layout_transform(%x, src_layout="NCHW16c", dst_layout="NCHW")'])
+    prim = lower_primitive(fused_module(text)["main"].body.op, name="k")
+    text = str(prim)
+    assert "parallel_extent=30" in text, text
+    assert "float32[7, 16]" in text, text          # the local row
+    inner = [ln.strip() for ln in text.splitlines() if "vectorized" in ln]
+    assert inner[-1].startswith("for out_") and "range(0, 7)" in inner[-1], text

@@ -26,6 +26,7 @@ _LAZY = {
     "register_func": ("relaylang.op.extern.functions", "register_func"),
     "get_global_func": ("relaylang.op.extern.functions", "get_global_func"),
     "register_extern_op": ("relaylang.op.extern", "register_extern_op"),
+    "register_codegen": ("relaylang.backend.byoc.registry", "register_codegen"),
     "prelude": ("relaylang.std", "prelude"),
 }
 
@@ -46,6 +47,7 @@ _MODULES = {
 if TYPE_CHECKING:
     from .backend import graph_executor, runtime
     from .backend.build import build, create_executor, evaluate
+    from .backend.byoc.registry import register_codegen
     from .backend.profiler import profile
     from .backend.tuning.tune import tune
     from .op.extern import register_extern_op

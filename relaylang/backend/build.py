@@ -29,6 +29,25 @@ Each primitive function is lowered by the core (`backend/llvm/`); in graph and m
 mode one without a lowering runs its NumPy kernels, and its ops are listed in
 `lib.fallback_ops` (a program is compiled whole or not at all: its list is empty).
 
+External targets (BYOC): `rl.build(mod, byoc=["blas"])` partitions the typed module
+before the -O3 pipeline (`byoc/runner.partition`: MergeComposite with each target's
+pattern table, AnnotateTarget, MergeCompilerRegions, PartitionGraph; an unknown target,
+or one without a codegen, is a ValueError listing those with one; the passes' notes, a
+pattern that matched nothing, are `lib.notes`). Each partitioned `Compiler="T"` global
+is handed to T's codegen once here (`byoc/registry.py`: `rl.register_codegen`; a codegen
+that raises is a DiagnosticError at the function), and a call of it in `@main` becomes a
+plan step that runs the returned callable through a ctypes callback of the native step
+table (`native/extern.py`: NumPy views of the executor's buffers in, the result copied
+into the step's outputs); `lib.external_steps` lists them. A native program calls it
+the same way through a module global holding the callback's address; in mixed mode the
+interpreter's machine calls the codegen's callable for each call of the global. A partitioned module given to the interpreter
+(`rl.evaluate`) runs the same callables; a `Compiler=` function whose target has no
+codegen (`example`) has its body interpreted, in both (in `rl.build`: mixed mode).
+An external function (`call_dps_packed`, an op of `rl.register_extern_op`) alone in its
+primitive function is such a callback step too, writing the step's output buffer in
+place (graph mode, mixed mode, and native programs, which call it through a module
+global holding the callback's address).
+
 In graph mode the core is told which parameters of each primitive function are
 constants of the plan (`lower_primitive(..., constant_params=...)`): what a kernel
 computes from them alone (a re-laid convolution or dense weight) is made once here by its
@@ -72,7 +91,8 @@ def _check_target(target: str) -> str:
 
 def build(mod: Any, target: str = "llvm", params: Mapping[str, Any] | None = None,
           cache: bool = True, entry: str = "main", max_depth: int | None = None,
-          timer: BuildTimer | None = None, tuning_db: str | None = None) -> Library:
+          timer: BuildTimer | None = None, tuning_db: str | None = None,
+          byoc: Any = None) -> Library:
     """Compile `mod` (an IRModule, or a Function made `@main`) for `target`.
 
     `params` are bound as constants to the entry's parameters of those names (and removed
@@ -82,18 +102,30 @@ def build(mod: Any, target: str = "llvm", params: Mapping[str, Any] | None = Non
     `RecursionTooDeep` when it runs out). `timer` collects the seconds of each phase.
     `tuning_db`: a database written by `rl.tune` / `relay tune`; its kernels are built
     with the knob values found for them, the others with the defaults (a database that
-    cannot be read, or one from another CPU, is a `TuningDatabaseWarning`)."""
+    cannot be read, or one from another CPU, is a `TuningDatabaseWarning`).
+    `byoc`: external targets (`["blas"]`, or "blas,onnxruntime") whose regions are
+    partitioned out and run by their codegens (see "External targets" above); the
+    partitioning passes' notes are `lib.notes`."""
     timer = timer or BuildTimer()
-    optimised = prepare(mod, target, params, entry, timer)
-    with _tuned(tuning_db):
-        return build_optimised(optimised, entry=entry, cache=cache, max_depth=max_depth,
-                               timer=timer)
+    notes: list[Any] = []
+    db = _load_tuning_db(tuning_db)
+    optimised = prepare(mod, target, params, entry, timer, byoc=byoc, notes=notes,
+                        config=_graph_config(db, mod, entry))
+    with _tuned(db):
+        lib = build_optimised(optimised, entry=entry, cache=cache, max_depth=max_depth,
+                              timer=timer)
+    lib.notes = notes
+    return lib
 
 
 def prepare(mod: Any, target: str = "llvm", params: Mapping[str, Any] | None = None,
-            entry: str = "main", timer: BuildTimer | None = None) -> IRModule:
-    """`mod` as `build` compiles it: params bound, typed, through the -O3 pipeline for
-    `target` (the tuner extracts its kernels from the same module)."""
+            entry: str = "main", timer: BuildTimer | None = None, byoc: Any = None,
+            notes: list[Any] | None = None,
+            config: Mapping[str, Any] | None = None) -> IRModule:
+    """`mod` as `build` compiles it: params bound, typed, partitioned for the `byoc`
+    targets (their notes appended to `notes`), through the -O3 pipeline for `target`
+    with the pass-context options `config` added (a tuning database's graph knobs)
+    (the tuner extracts its kernels from the same module)."""
     from ..ir.expr import Function
     from ..ir.module import IRModule
     from ..transform import BindParams
@@ -102,6 +134,9 @@ def prepare(mod: Any, target: str = "llvm", params: Mapping[str, Any] | None = N
     from .interpreter.executor import fully_typed
     _check_target(target)
     timer = timer or BuildTimer()
+    if byoc:
+        from .byoc.runner import check_targets
+        byoc = check_targets(byoc)      # an unknown name fails before any work
     if isinstance(mod, Function):
         mod = IRModule.from_expr(mod)
     if not isinstance(mod, IRModule):
@@ -114,8 +149,15 @@ def prepare(mod: Any, target: str = "llvm", params: Mapping[str, Any] | None = N
         mod = BindParams(dict(params), entry=entry)(mod)
     typed = mod if fully_typed(mod) else infer_types(mod)
     timer.add("types", time.perf_counter() - start)
+    if byoc:
+        from .byoc.runner import partition
+        start = time.perf_counter()
+        typed, found = partition(typed, byoc)
+        if notes is not None:
+            notes.extend(found)
+        timer.add("partitioning (byoc)", time.perf_counter() - start)
     start = time.perf_counter()
-    with _target_context(target):
+    with _target_context(target, config):
         optimised = optimize(typed, opt_level=3)
     if not fully_typed(optimised):
         optimised = infer_types(optimised)
@@ -123,15 +165,33 @@ def prepare(mod: Any, target: str = "llvm", params: Mapping[str, Any] | None = N
     return optimised
 
 
-def _tuned(tuning_db: str | None) -> Any:
-    """The knob settings of `tuning_db` on top of those in force (none: a no-op)."""
+def _load_tuning_db(tuning_db: str | None) -> Any:
+    """The database at `tuning_db` (None without one, or when it was ignored with a
+    warning: unreadable, another CPU's)."""
+    if tuning_db is None:
+        return None
+    from .tuning.database import load
+    return load(str(tuning_db))
+
+
+def _graph_config(db: Any, mod: Any, entry: str) -> dict[str, Any]:
+    """The pass-context options `db` recorded for this model (its graph knobs)."""
+    if db is None or not db.graphs:
+        return {}
+    from .tuning.database import model_key
+    try:
+        key = model_key(mod, entry)
+    except (KeyError, TypeError):
+        return {}                   # no such entry: prepare reports it
+    return db.graph_config(key)
+
+
+def _tuned(db: Any) -> Any:
+    """The knob settings of the tuning database `db` on top of those in force (None: a
+    no-op)."""
     import contextlib
 
     from .llvm import knobs
-    if tuning_db is None:
-        return contextlib.nullcontext()
-    from .tuning.database import load
-    db = load(str(tuning_db))
     if db is None:
         return contextlib.nullcontext()
     outer = knobs.current_settings()
@@ -140,20 +200,23 @@ def _tuned(tuning_db: str | None) -> Any:
                                       per_kernel={**outer.per_kernel, **tuned.per_kernel}))
 
 
-def _target_context(target: str) -> Any:
+def _target_context(target: str, config: Mapping[str, Any] | None = None) -> Any:
     """The current pass context with `config["target"]` set to the build's target (a
     target the caller's context already names is kept): AlterOpLayout then computes
     convolutions in the layouts the llvm kernels prefer (nn.contrib_conv2d_NCHWc,
     transform/layout/nchwc.py; ResNet-50 b1 one thread 60.9 ms -> 52-56 ms, see its
-    docstring)."""
-    import dataclasses
-
+    docstring). `config` adds options (a tuning database's graph knobs) the caller's
+    context does not set itself. The caller's instruments are not entered again
+    (`PassContext.derived`)."""
     from ..transform.pass_infra import PassContext
     ctx = PassContext.current()
-    if ctx.config.get("target"):
+    merged = {**(config or {}), **ctx.config}
+    if not ctx.config.get("target"):
+        merged["target"] = str(target)
+    if merged == ctx.config:
         import contextlib
         return contextlib.nullcontext()
-    return dataclasses.replace(ctx, config={**ctx.config, "target": str(target)})
+    return ctx.derived(config=merged)
 
 
 def build_optimised(optimised: IRModule, entry: str = "main", cache: bool = True,
@@ -162,12 +225,13 @@ def build_optimised(optimised: IRModule, entry: str = "main", cache: bool = True
     from .native.plan import NotAGraph, make_plan
     timer = timer or BuildTimer()
     main = optimised[entry]
+    externals = external_globals(optimised)
     try:
-        plan, functions = make_plan(main, _wrap_op)
+        plan, functions = make_plan(main, _wrap_op, externals)
     except NotAGraph:
         pass
     else:
-        return _build_graph(optimised, entry, plan, functions, cache, timer)
+        return _build_graph(optimised, entry, plan, functions, cache, timer, externals)
     if max_depth is not None:
         reason = (f"max_depth={max_depth:,} was given: only the interpreter's machine "
                   "counts pending calls (a native program is bounded by its stack)")
@@ -185,6 +249,19 @@ def build_optimised(optimised: IRModule, entry: str = "main", cache: bool = True
         return _build_mixed(optimised, entry, cache, max_depth, timer, reason)
 
 
+def external_globals(mod: IRModule) -> dict[str, Function]:
+    """The partitioned `Compiler=` globals of `mod` whose target has a codegen, by name
+    (one of a target without a codegen runs in mixed mode, its body interpreted)."""
+    from .byoc.registry import get_codegen
+    from .byoc.runner import compiler_of
+    out: dict[str, Function] = {}
+    for gv, fn in mod.functions.items():
+        target = compiler_of(fn)
+        if target is not None and get_codegen(target) is not None:
+            out[gv.name_hint] = fn
+    return out
+
+
 def _wrap_op(call: Call) -> Function:
     """A typed primitive function of one op call found outside any (FuseOps leaves some)."""
     from ..ir.attrs import DictAttrs
@@ -200,7 +277,8 @@ def _wrap_op(call: Call) -> Function:
 
 
 def _build_graph(optimised: IRModule, entry: str, plan: Any, functions: list[Function],
-                 cache: bool, timer: BuildTimer) -> Library:
+                 cache: bool, timer: BuildTimer,
+                 externals: dict[str, Function] | None = None) -> Library:
     from ..ir.equal import structural_equal
     from .native import kernels as native_kernels
     from .native.graph_runtime import GraphRuntime
@@ -224,10 +302,33 @@ def _build_graph(optimised: IRModule, entry: str, plan: Any, functions: list[Fun
     lowered: dict[str, Any] = {}
     fallbacks: dict[str, Function] = {}
     refusals: dict[str, Any] = {}
+    # steps run by Python code through a callback (native/extern.py): a partitioned
+    # function by its codegen, or an external function writing its output in place
+    from .byoc.runner import external_function
+    from .native.extern import codegen_call, dps_call
+    externs: dict[int, Any] = {}
+    extern_fns: dict[str, Function] = {}
+    names = {id(f): n for n, f in (externals or {}).items()}
+    by_codegen: dict[int, Any] = {}            # one codegen run per partitioned function
+    for i, fn in enumerate(functions):
+        if id(fn) in names:
+            if id(fn) not in by_codegen:       # a codegen that raises: a DiagnosticError
+                ext = external_function(fn, names[id(fn)])
+                assert ext is not None
+                by_codegen[id(fn)] = codegen_call(ext)
+            call = by_codegen[id(fn)]
+        else:
+            call = dps_call(fn, f"extern_{len(extern_fns)}")
+        if call is not None:
+            externs[i] = call
+            extern_fns[call.name] = fn
     start = time.perf_counter()
     from ..ir.progress import track
-    for fn, step in track(zip(functions, plan.steps), "lowering kernels",
-                          total=len(functions), unit="kernel"):
+    for i, (fn, step) in enumerate(track(zip(functions, plan.steps), "lowering kernels",
+                                         total=len(functions), unit="kernel")):
+        if i in externs:
+            name_of.append(externs[i].name)
+            continue
         consts = constant_params(plan, step)
         key = (function_key(fn), consts)
         name = next((n for f, n in unique.get(key, ()) if f is fn or structural_equal(f, fn)),
@@ -244,8 +345,8 @@ def _build_graph(optimised: IRModule, entry: str, plan: Any, functions: list[Fun
         name_of.append(name)
     timer.add("lowering", time.perf_counter() - start)
     packers = [p.packer for prim in lowered.values() for p in getattr(prim, "packed", ())]
-    module = _compile(list(lowered.values()) + packers, cache, timer) if lowered else None
-    kernels = module.kernels if module is not None else {}
+    modules = _compile(list(lowered.values()) + packers, cache, timer) if lowered else []
+    kernels = {n: k for m in modules for n, k in m.kernels.items()}
     if packers:
         start = time.perf_counter()
         _bind_packed(plan, name_of, lowered, kernels)
@@ -256,6 +357,18 @@ def _build_graph(optimised: IRModule, entry: str, plan: Any, functions: list[Fun
     made: dict[str, Any] = {}
     for i, (step, fn, name) in enumerate(zip(plan.steps, functions, name_of)):
         step.kernel = name
+        if i in externs:
+            runner = externs[i]
+            expected = len(_leaf_ids(step.inputs)) + len(step.outputs)
+            if len(runner.params) != expected:       # the callback reads that many
+                raise RuntimeError(f"internal error: {name} takes {len(runner.params)} "
+                                   f"arguments, the plan passes {expected}")
+            step.native = True
+            step.extern = runner.target or "dps"
+            step.ops = list(runner.ops)
+            step.flops = 0 if runner.target else function_flops(fn)
+            runners.append(runner)
+            continue
         step.native = name in lowered
         step.ops = op_names(fn)
         step.flops = function_flops(fn)          # the profiler's GFLOPS
@@ -279,10 +392,9 @@ def _build_graph(optimised: IRModule, entry: str, plan: Any, functions: list[Fun
         runners.append(runner)
     plan_slots(plan, inplace)
     graph = GraphRuntime(plan, runners)
-    modules = [module] if module is not None else []
     lib = Library(entry=entry, graph=graph, fallback_ops=fallback_ops, modules=modules,
                   kernel_names=sorted(lowered))
-    lib._export = lambda path: export_graph(path, lib, fallbacks)
+    lib._export = lambda path: export_graph(path, lib, {**fallbacks, **extern_fns})
     return lib
 
 
@@ -331,14 +443,15 @@ def _leaf_ids(structure: Any) -> list[int]:
     return leaves(structure)
 
 
-def _compile(prims: list[Any], cache: bool, timer: BuildTimer) -> Any:
+def _compile(prims: list[Any], cache: bool, timer: BuildTimer) -> list[Any]:
+    """The kernels' compiled modules (a large set in parallel parts)."""
     from .native.kernels import compile_native
     if timer.detailed:
-        return compile_native(prims, cache=cache, timer=timer)
+        return compile_native(prims, cache=cache, timer=timer, parts=True)
     start = time.perf_counter()
-    module = compile_native(prims, cache=cache)
+    modules = compile_native(prims, cache=cache, parts=True)
     timer.add("LLVM optimisation and codegen", time.perf_counter() - start)
-    return module
+    return modules
 
 
 def _build_program(optimised: IRModule, entry: str, cache: bool,
@@ -349,9 +462,10 @@ def _build_program(optimised: IRModule, entry: str, cache: bool,
     from .native.library import Library, ProgramRuntime
     from .native.library_file import export_program
     start = time.perf_counter()
+    from .native.extern import program_extern
     from .native.kernels import prim_worth_splitting
     program = compile_program(optimised, entry=entry, cache=cache,
-                              parallel=prim_worth_splitting)
+                              parallel=prim_worth_splitting, externs=program_extern)
     timer.add("lowering and LLVM codegen (program)", time.perf_counter() - start)
     functions = program_functions(optimised, sorted(program.functions))
     runtime = ProgramRuntime(program, functions, module=optimised, cache=cache)
@@ -461,21 +575,34 @@ class NativeExecutor:
 
 
 def create_executor(mod: IRModule, entry: str = "main", max_depth: int | None = None,
-                    target: str = "interp", params: Mapping[str, Any] | None = None) -> Any:
+                    target: str = "interp", params: Mapping[str, Any] | None = None,
+                    byoc: Any = None) -> Any:
     """An executor for `mod`: the reference interpreter (`target="interp"`) or the
-    native library (`target="llvm"`, built once here)."""
+    native library (`target="llvm"`, built once here). `byoc`: external targets whose
+    regions are partitioned out first and run by their codegens (with the interpreter
+    too: it calls a partitioned function's codegen, see the module docstring)."""
     if target in INTERPRETER_TARGETS:
         from .interpreter.executor import create_executor as interpreter_executor
         if params:
             from ..transform import BindParams
             mod = BindParams(dict(params), entry=entry)(mod)
+        if byoc:
+            from ..ir.expr import Function as Fn
+            from ..ir.module import IRModule as Module
+            from ..typing import infer_types
+            from .byoc.runner import partition
+            from .interpreter.executor import fully_typed
+            if isinstance(mod, Fn):
+                mod = Module.from_expr(mod)
+            mod, _ = partition(mod if fully_typed(mod) else infer_types(mod), byoc)
         return interpreter_executor(mod, entry, max_depth=max_depth)
     _check_target(target)
     return NativeExecutor(build(mod, target=target, params=params, entry=entry,
-                                max_depth=max_depth))
+                                max_depth=max_depth, byoc=byoc))
 
 
 def evaluate(mod: IRModule, *args: Any, entry: str = "main", max_depth: int | None = None,
-             target: str = "interp") -> Any:
-    """Run `@entry` of `mod` on `args` with the interpreter or natively (`target`)."""
-    return create_executor(mod, entry, max_depth=max_depth, target=target)(*args)
+             target: str = "interp", byoc: Any = None) -> Any:
+    """Run `@entry` of `mod` on `args` with the interpreter or natively (`target`),
+    partitioned for the `byoc` targets when given."""
+    return create_executor(mod, entry, max_depth=max_depth, target=target, byoc=byoc)(*args)

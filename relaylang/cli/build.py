@@ -6,6 +6,7 @@
     relay build model.relay -o model.o --emit obj                # object code
     relay build model.relay -o model.rlib --time --no-cache
     relay build model.relay -o model.rlib --knob schedule.tile_bytes=128 --show-schedule
+    relay build model.relay -o model.rlib --byoc blas         # regions run by a BYOC target
 
 The library runs with `relay run model.rlib` or `rl.runtime.load_module`. A program with
 control flow is compiled whole when it is first-order over tensors (`if`, recursion
@@ -15,8 +16,11 @@ prints the time of each phase (parse, types, passes, lowering, LLVM optimisation
 codegen) on stderr as the profiler's table (`relaylang.ir.timing`), then the passes of the
 "passes" phase in a table of their own. `--knob` sets a scheduling knob for every kernel
 that has it (`relaylang/backend/llvm/knobs.py`); `--show-schedule` lists each kernel's. On a terminal, lowering
-many kernels shows a progress bar; `--quiet` hides it. Bad input is a located diagnostic
-and exit status 1.
+many kernels shows a progress bar; `--quiet` hides it. `--byoc NAME[,NAME]` partitions
+the module for those external targets first (`rl.build(byoc=...)`): an unknown name is an
+error listing the targets with a codegen, a codegen that fails is a diagnostic at the
+partitioned function, and the partitioning's notes (a pattern that matched nothing) are
+printed. Bad input is a located diagnostic and exit status 1.
 """
 from __future__ import annotations
 
@@ -32,6 +36,7 @@ from .common import (
     add_quiet_flag,
     color,
     error,
+    print_pass_notes,
     read,
     source_name,
 )
@@ -81,6 +86,14 @@ def cmd_build(args: argparse.Namespace) -> int:
     except ValueError as e:
         error("--knob", str(e))
         return EXIT_DIAGNOSTICS
+    byoc = None
+    if args.byoc:
+        from ..backend.byoc.runner import check_targets
+        try:
+            byoc = check_targets(args.byoc)
+        except ValueError as e:
+            error("--byoc", str(e))
+            return EXIT_DIAGNOSTICS
     passes = PassTimingInstrument()          # --time: the "passes" phase, pass by pass
     instruments = [passes] if args.time else []
     instruments += _pass_progress()
@@ -89,10 +102,12 @@ def cmd_build(args: argparse.Namespace) -> int:
                 warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", TuningDatabaseWarning)
             lib = build(mod, target="llvm", cache=not args.no_cache, entry=args.entry,
-                        timer=timer, tuning_db=args.tuning_db)
+                        timer=timer, tuning_db=args.tuning_db, byoc=byoc)
     except DiagnosticError as e:
-        print(e.render(color=color()), file=sys.stderr)
+        sources = e.sources or {source_name(args.file): text}
+        print(DiagnosticError(e.diagnostics, sources).render(color=color()), file=sys.stderr)
         return EXIT_DIAGNOSTICS
+    print_pass_notes(args.file, text, lib.notes)
     for w in caught:        # a database that cannot be used: said, not a traceback
         if issubclass(w.category, TuningDatabaseWarning):
             print(f"{args.tuning_db}: warning: {w.message}", file=sys.stderr)
@@ -226,5 +241,9 @@ def add_build_parser(sub: Any) -> None:
                         "database from another CPU, or unreadable, is a warning)")
     p.add_argument("--show-schedule", action="store_true",
                    help="print each native kernel's scheduling knobs on stderr")
+    p.add_argument("--byoc", metavar="NAME[,NAME]",
+                   help="partition the regions these external targets take (e.g. blas, "
+                        "onnxruntime) and run them with their codegens; the "
+                        "partitioning's notes are printed on stderr")
     add_quiet_flag(p)
     p.set_defaults(run=cmd_build)

@@ -31,6 +31,8 @@ from .common import (
     error,
     internal_error,
     parse_file,
+    print_pass_notes,
+    source_name,
     write,
 )
 
@@ -84,6 +86,8 @@ def cmd_opt(args: argparse.Namespace) -> int:
         sys.stderr.write(e.log)
         return _report_failure(args.file, mod, e)
     sys.stderr.write(result.log + result.timing)
+    if result.notes:             # what the passes noted without failing (a pattern unmatched)
+        print_pass_notes(args.file, mod.sources.get(source_name(args.file), ""), result.notes)
     text = result.text()
     if args.output is not None:
         return EXIT_OK if write(args.output, text) else EXIT_DIAGNOSTICS

@@ -48,4 +48,6 @@ CODES: dict[str, str] = {
     # ---- running (relaylang/backend, relaylang/cli/run.py)
     "runtime": "the interpreter stopped at a run-time error (failed match, bad index, "
                "kernel error)",
+    "codegen": "an external (BYOC) target's codegen failed on a partitioned function, or "
+               "returned something that is not a callable",
 }

@@ -70,7 +70,11 @@ class ModulePass(Pass):
 
 
 class FunctionPass(Pass):
-    """A pass applied to each global function in turn (`transform_function`)."""
+    """A pass applied to each global function in turn (`transform_function`), except
+    those an external codegen compiles (`Compiler="T"`, PartitionGraph's output) or
+    marked `SkipOptimization=1`: their bodies are the target's to take as written
+    (TVM's `SkipFunction`; SimplifyInference would otherwise rewrite a batch_norm the
+    target claimed into ops it never claimed)."""
 
     def transform_function(self, fn: Function, mod: IRModule, ctx: PassContext) -> Function:
         raise TypeError(f"{type(self).__name__} must define transform_function")
@@ -78,8 +82,17 @@ class FunctionPass(Pass):
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         out = mod.copy()
         for gv, fn in mod.functions.items():
-            out.functions[gv] = self.transform_function(fn, mod, ctx)
+            if not skip_function(fn):
+                out.functions[gv] = self.transform_function(fn, mod, ctx)
         return out
+
+
+def skip_function(fn: Any) -> bool:
+    """Whether function passes leave `fn` alone (see FunctionPass)."""
+    attrs = getattr(fn, "attrs", None)
+    if not attrs:
+        return False
+    return attrs.get("Compiler") is not None or bool(attrs.get("SkipOptimization", 0))
 
 
 class Sequential(ModulePass):

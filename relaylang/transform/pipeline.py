@@ -115,6 +115,7 @@ class PipelineResult:
     module: IRModule
     log: str = ""       # what print_before / print_after wrote, in order
     timing: str = ""    # the time_passes table (empty without it)
+    notes: tuple = ()   # diagnostics the passes reported without failing (byoc/notes.py)
 
     def text(self) -> str:
         """The module as Relay text ending with a newline, as `relay opt` prints it."""
@@ -218,7 +219,9 @@ class Pipeline:
         current = _CurrentPass()
         instruments = self._instruments(log)
         passes = self._all_passes()
-        watch: list[PassInstrument] = [current]
+        from .byoc.notes import CollectDiagnostics
+        heard = CollectDiagnostics()     # notes such as a pattern that matched nothing
+        watch: list[PassInstrument] = [current, heard]
         if progress.active():          # a tool draws progress: the passes as a task
             from .instruments import PassProgress, planned_steps
             watch.append(PassProgress(planned_steps(passes, self._context(()))))
@@ -228,7 +231,7 @@ class Pipeline:
         except Exception as e:       # noqa: BLE001 -- handed to the caller, with the pass
             raise PassFailed(current.name, e, log.getvalue()) from e
         timing = "".join(i.report() for i in instruments if isinstance(i, PassTimingInstrument))
-        return PipelineResult(out, log.getvalue(), timing)
+        return PipelineResult(out, log.getvalue(), timing, tuple(heard.diagnostics))
 
 
 def run_pipeline(mod: IRModule, text: str | Sequence[str], **options: Any) -> PipelineResult:

@@ -196,3 +196,15 @@ def test_opt_help_lists_the_flags(capsys) -> None:
     for flag in ("--print-after-all", "--print-before", "--print-after", "--print-changed",
                  "--time-passes", "--verify-each", "--opt-level", "-o"):
         assert flag in text
+
+
+def test_opt_prints_what_passes_noted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A pass's notes (MergeComposite: a pattern that matched nothing) reach stderr, the
+    unmatched patterns of a table in one line; the module is printed as usual."""
+    path = tmp_path / "relu.relay"
+    path.write_text('#[version = "0.0.5"]\n'
+                    "def @main(%x: Tensor[(2, 3), float32]) { nn.relu(%x) }\n")
+    code, out, err = opt(capsys, str(path), "-p", "MergeComposite{pattern_table=blas}")
+    assert code == 0 and "nn.relu(%x)" in out
+    assert "note: MergeComposite: 12 patterns matched nothing: `blas.conv2d_bias_relu`" in err
+    assert err.count("matched nothing") == 1

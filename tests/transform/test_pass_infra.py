@@ -248,3 +248,23 @@ def test_the_heap_is_frozen_while_passes_run_and_restored_after() -> None:
             assert seen == [(False, False)]
         finally:
             gc.enable()
+
+
+def test_function_passes_leave_partitioned_functions_alone():
+    """A `Compiler="T"` global is the external target's to compile as written (TVM's
+    SkipFunction): -O3's SimplifyInference rewrites the batch_norm of @main's own copy
+    but not the partitioned function's."""
+    from pathlib import Path
+
+    import relaylang as rl
+    from relaylang.transform import AnnotateTarget, MergeCompilerRegions, PartitionGraph
+    from relaylang.transform.tvm_pipeline import optimize
+    text = (Path(__file__).resolve().parents[2] / "examples" / "conv_bn_relu.relay").read_text()
+    mod = rl.transform.InferType()(rl.parse(text))
+    parted = PartitionGraph()(MergeCompilerRegions()(
+        AnnotateTarget(targets=("onnxruntime",))(mod)))
+    (name,) = [gv.name_hint for gv in parted.functions if gv.name_hint != "main"]
+    assert "nn.batch_norm" in str(parted[name])
+    optimised = optimize(parted, opt_level=3)
+    assert str(optimised[name]) == str(parted[name])
+    assert "nn.batch_norm" not in str(optimize(mod, opt_level=3)["main"])

@@ -142,11 +142,13 @@ class Interpreter:
             fn = self.mod[name]
             if not isinstance(fn, Function):
                 raise KeyError(f"@{name} is not a function")
-            closure = self._globals[name] = Closure(fn, None, self)
+            closure = self._globals[name] = _global(fn, name, self)
         return closure
 
     def apply(self, callee: Any, args: list[Any]) -> Any:
         """Call a closure (or constructor) with argument values, to completion."""
+        if type(callee) is NativeClosure:
+            return callee.native(list(args))
         if isinstance(callee, Closure):
             unit = self._units.get(callee.function) or self._function_unit(callee.function)
             if len(unit.keys) != len(args):
@@ -213,6 +215,11 @@ class Interpreter:
                             n = ins[2]
                             base = len(stack) - n
                             callee = globals_.get(ins[1]) or self.global_closure(ins[1])
+                            if type(callee) is not Closure:     # run by a BYOC codegen
+                                args = stack[base:]
+                                del stack[base:]
+                                push(callee.native(args))
+                                continue
                         unit = units.get(callee.function) or \
                             self._function_unit(callee.function)
                         keys = unit.keys
@@ -358,6 +365,23 @@ class Interpreter:
 
 
 # ---------------------------------------------------------------- helpers of the machine
+
+def _global(fn: Function, name: str, interpreter: Interpreter) -> Closure:
+    """The closure of the global `fn`: a partitioned function (`Compiler="T"`) whose
+    target has a codegen runs the codegen's callable (backend/byoc/runner.py); any other
+    function, or one of a target without a codegen, is interpreted."""
+    if fn.attrs is not None and fn.attrs.get("Compiler") is not None:
+        from ..byoc.runner import ExternalFunctionError, external_function
+        ext = external_function(fn, name)
+        if ext is not None:
+            def run(args: list, ext: Any = ext) -> Any:
+                try:
+                    return ext(args)
+                except ExternalFunctionError as e:
+                    raise InterpreterError(e.message, e.span) from e.__cause__
+            return NativeClosure(fn, None, interpreter, run)
+    return Closure(fn, None, interpreter)
+
 
 def _free(env: Activation | None, ins: tuple) -> Any:
     """The value of the variable of a FREE (or LOCAL) instruction, through enclosing

@@ -2,7 +2,8 @@
 
 `lower(fn, name)` asks the core (`backend/llvm/lower.py`) for the loop IR of one
 `Primitive=1` function; `compile_native(prims)` turns a batch into native `Kernel`s in
-one LLVM module (`backend/llvm/jit.py`). An op without a lowering makes the core raise
+one LLVM module (`backend/llvm/jit.py`; with `parts=True`, as `rl.build` asks, a large
+batch in several modules compiled in parallel by forked processes). An op without a lowering makes the core raise
 `NoLowering`: that primitive function then runs with the NumPy kernels through the
 interpreter (`Fallback`), and its ops are reported in `lib.fallback_ops`.
 `NativeCall` adapts a `Kernel` to the executors: argument pointers, parallel split.
@@ -93,47 +94,17 @@ def is_refusal(lowered: Any) -> bool:
     return isinstance(lowered, NoLowering)
 
 
-def compile_native(prims: Sequence[Any], cache: bool = True, timer: Any = None) -> Any:
+def compile_native(prims: Sequence[Any], cache: bool = True, timer: Any = None,
+                   parts: bool = False) -> Any:
     """The core's CompiledModule of the PrimFuncs (one LLVM module): `.kernels` by name,
-    `.object_code`, `.infos`, `get_source(fmt)`. With a `timer` (`relay build --time`) the
-    core's steps are taken one by one to time them: LLVM IR generation (counted in
-    "lowering"), "LLVM optimisation" (O3) and "codegen" (object code)."""
-    if timer is None:
-        return core_jit.compile_module(list(prims), cache=cache)
-    import time
-
-    import llvmlite.binding as llvm
-
-    from ..llvm import cache as kcache
-    start = time.perf_counter()
-    infos = [core_jit.KernelInfo.of(p) for p in prims]
-    raw = core_jit.module_ir(list(prims))
-    timer.add("lowering", time.perf_counter() - start)
-    if cache:
-        hit = kcache.load(raw)
-        if hit is not None:
-            try:
-                start = time.perf_counter()
-                module = core_jit.CompiledModule(raw, hit, infos)
-                timer.add("codegen (from the kernel cache)", time.perf_counter() - start)
-                return module
-            except Exception:  # noqa: BLE001, S110 -- a corrupt entry: compiled again below
-                pass
-    start = time.perf_counter()
-    with core_jit._LOCK:
-        mod = llvm.parse_assembly(raw)
-        core_jit._prepare(mod)
-        mod.verify()
-        core_jit.optimize(mod)
-        optimised = str(mod)
-        timer.add("LLVM optimisation", time.perf_counter() - start)
-        start = time.perf_counter()
-        obj = core_jit.target_machine().emit_object(mod)
-    if cache:
-        kcache.store(raw, obj)
-    module = core_jit.CompiledModule(raw, obj, infos, optimized_ir=optimised)
-    timer.add("codegen", time.perf_counter() - start)
-    return module
+    `.object_code`, `.infos`, `get_source(fmt)`. With `parts`, a list of them (a large
+    set of kernels is compiled in parallel parts: `jit.compile_modules`). A `timer`
+    (`relay build --time`) gets the core's steps: "kernel cache", LLVM IR generation
+    (counted in "lowering"), "LLVM optimisation" (O3), "codegen" (object code, loaded),
+    "compile workers (wait)" (parts compiled by other processes)."""
+    if parts:
+        return core_jit.compile_modules(list(prims), cache=cache, timer=timer)
+    return core_jit.compile_module(list(prims), cache=cache, timer=timer)
 
 
 def load_native(object_code: bytes, infos: list[dict[str, Any]]) -> Any:

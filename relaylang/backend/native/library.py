@@ -186,6 +186,22 @@ class Library:
         self._export = export
         self._kernel_names = list(kernel_names or [])
         self._fast_params: list[tuple[tuple[int, ...], Any]] | None = None
+        # `rl.build(byoc=...)`: the partitioning passes' notes (a pattern that matched
+        # nothing), as Diagnostics
+        self.notes: list[Any] = []
+
+    @property
+    def external_steps(self) -> list[tuple[str, str]]:
+        """(name, kind) of each step run by Python code through a ctypes callback
+        (`extern.py`): kind "dps" for an external function, else the BYOC target; in a
+        native program, each external function its code calls. The callbacks live as
+        long as the library (its runtime holds them). Empty in mixed mode."""
+        if self.program is not None:        # a native program's calls of them
+            return [(call.name, call.target or "dps")
+                    for _, _, call in self.program.program.externs]
+        if self.graph is None:
+            return []
+        return [(s.kernel, s.extern) for s in self.graph.plan.steps if s.extern]
 
     # ------------------------------------------------------------ what it holds
     @property

@@ -13,7 +13,10 @@ A zip archive (stored, not compressed: object code and weights do not shrink muc
     plan.json            graph mode: the execution plan (native/plan.py)
     constants/N.npy      graph mode: the constants bound at build (params included)
     fallback.relay       graph mode: the primitive functions without a native lowering,
-                         as Relay text (parsed at load only when there are some)
+                         and those of steps run through a callback (`extern.py`: an
+                         external function, a BYOC target's partitioned function, whose
+                         codegen runs again at load), as Relay text (parsed at load
+                         only when there are some)
     module.relay         mixed mode: the optimised module (the control part runs on the
                          interpreter's machine, so it is parsed and typed at load; no
                          pass and no LLVM optimisation runs)
@@ -230,12 +233,17 @@ def _load_graph(z: zipfile.ZipFile, manifest: dict[str, Any], path: str) -> Libr
     if "fallback.relay" in z.namelist():
         from ...syntax.parser import parse
         mod = parse(z.read("fallback.relay").decode(), source_name=f"{path}:fallback.relay")
+        if any(step.extern for step in plan.steps):
+            from ...typing import infer_types
+            mod = infer_types(mod)
         fallback_fns = {gv.name_hint: fn for gv, fn in mod.functions.items()}
     runners: list[Any] = []
     made: dict[str, Any] = {}
     for step in plan.steps:
         if step.kernel not in made:
-            if step.native:
+            if step.extern:
+                made[step.kernel] = _extern_runner(step, fallback_fns[step.kernel], path)
+            elif step.native:
                 made[step.kernel] = NativeCall(step.kernel, kernels[step.kernel], ops=step.ops)
             else:
                 made[step.kernel] = Fallback(fallback_fns[step.kernel])
@@ -249,6 +257,24 @@ def _load_graph(z: zipfile.ZipFile, manifest: dict[str, Any], path: str) -> Libr
     return lib
 
 
+def _extern_runner(step: Any, fn: Any, path: str) -> Any:
+    """The callback step of an exported library: the external function's, or the
+    partitioned function's made again by its target's codegen."""
+    from ..byoc.runner import external_function
+    from .extern import codegen_call, dps_call
+    if step.extern == "dps":
+        call = dps_call(fn, step.kernel)
+    else:
+        ext = external_function(fn, step.kernel)
+        if ext is None:
+            raise LibraryLoadError(f"{path}: the library runs @{step.kernel} with the BYOC "
+                                   f"target `{step.extern}`, which has no codegen here")
+        call = codegen_call(ext)
+    if call is None:
+        raise LibraryLoadError(f"{path}: damaged library file (step {step.kernel})")
+    return call
+
+
 def _load_program(z: zipfile.ZipFile, manifest: dict[str, Any], path: str) -> Library:
     """A program library: its object code loaded as it is (no parsing, no passes, no LLVM
     optimisation)."""
@@ -258,7 +284,9 @@ def _load_program(z: zipfile.ZipFile, manifest: dict[str, Any], path: str) -> Li
     raw_ir = (z.read("program/program.ll").decode()
               if "program/program.ll" in z.namelist() else "")
     try:
-        program = load_program(z.read("program/program.o"), data["native"], raw_ir)
+        from .extern import program_extern
+        program = load_program(z.read("program/program.o"), data["native"], raw_ir,
+                               externs=program_extern)
     except ValueError as e:          # another compiler or CPU than the manifest says
         raise LibraryLoadError(f"{path}: {e}; rebuild it here with `relay build`") from e
     functions = {str(name): ProgramFunction.from_json(f)

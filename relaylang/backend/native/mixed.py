@@ -8,7 +8,11 @@ with its `primitive` hook set: each `Primitive=1` function it meets is called th
 static), else the function's NumPy fallback. A function with `?` dimensions is compiled
 for at most `SPECIALISE_MAX` distinct shapes; further shapes (a loop-carried tensor that
 grows every iteration) run its NumPy kernels, since each compilation costs tens of
-milliseconds.
+milliseconds. A primitive function that only calls an external function
+(`call_dps_packed`, an extern op) runs it through `extern.ExternCall` (its output written
+in place); a partitioned `Compiler=` global is called by the interpreter's machine through
+its codegen (`byoc/runner.py`), or interpreted when its target has none (its ops are then
+listed in `fallback_ops`).
 """
 from __future__ import annotations
 
@@ -23,7 +27,10 @@ from ...ir.expr import Function
 from ...ir.module import IRModule
 from ...ir.traverse import post_order
 from ...ir.types import TensorType
+from ..byoc.registry import get_codegen
+from ..byoc.runner import compiler_of
 from ..interpreter.machine import Interpreter
+from .extern import ExternCall, dps_call
 from .kernels import (
     Fallback,
     NativeCall,
@@ -87,10 +94,20 @@ class PrimitiveKernels:
         from ...ir.progress import track
         for fkey, fn in track(primitive_functions(mod), "lowering kernels", unit="kernel"):
             self._position[id(fn)] = fkey
+            if compiler_of(fn) is not None:
+                # a partitioned function: run by its codegen through the interpreter's
+                # global call (byoc/runner.py), or its body interpreted (no codegen)
+                if get_codegen(str(compiler_of(fn))) is None:
+                    self.fallback_ops.update(op_names(fn))
+                continue
             if not is_static_function(fn):
                 continue
             key = (id(fn), _type_key([p.checked_type for p in fn.params]))
             if key in self._runners:
+                continue
+            extern = dps_call(fn)
+            if extern is not None:          # an external function, called in place
+                self._runners[key] = extern
                 continue
             name = self._name(fn)
             start = time.perf_counter()
@@ -128,7 +145,7 @@ class PrimitiveKernels:
             runner = runners.get(key)
             if runner is None:
                 runner = self._make(fn, args, key)
-            if type(runner) is NativeCall:
+            if type(runner) is NativeCall or type(runner) is ExternCall:
                 simple = all(type(a) is np.ndarray for a in args)
                 outputs = runner.call(args if simple else flatten(tuple(args)))
                 ty = runner.result_type
@@ -152,8 +169,11 @@ class PrimitiveKernels:
                 self._specialised[id(fn)] = self._specialised.get(id(fn), 0) + 1
             concrete = fn if is_static_function(fn) else specialise(fn, types)  # type: ignore[arg-type]
             name = self._name(concrete)
-            prim = lower(concrete, name)
-            if is_refusal(prim):
+            extern = dps_call(concrete)
+            prim = lower(concrete, name) if extern is None else None
+            if extern is not None:          # an external function, called in place
+                runner = extern
+            elif is_refusal(prim):
                 runner = Fallback(fn, prim)
             else:
                 module = compile_native([prim], cache=self.cache)

@@ -22,13 +22,14 @@ more.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ...ir.dtype import CARRIED
-from ...ir.expr import Call, Constant, Function, Let, Op, Tuple, TupleGetItem, Var
+from ...ir.expr import Call, Constant, Function, GlobalVar, Let, Op, Tuple, TupleGetItem, Var
 from ...ir.types import TensorType, TupleType, Type
 from .memory import plan_storage
 
@@ -67,6 +68,8 @@ class Step:
     ops: list[str] = field(default_factory=list)
     flops: int = 0            # floating-point operations of one call (conv, dense, matmul;
                               # `profiler.function_flops`), 0 when none or unknown
+    extern: str = ""          # run by Python code through a callback (native/extern.py):
+                              # "dps" an external function, else the BYOC target's name
 
 
 @dataclass
@@ -87,7 +90,8 @@ class Plan:
             "inputs": self.inputs,
             "values": [[list(v.shape), v.dtype, v.kind, v.ref] for v in self.values],
             "steps": [{"kernel": s.kernel, "native": s.native, "inputs": s.inputs,
-                       "outputs": s.outputs, "ops": s.ops, "flops": s.flops}
+                       "outputs": s.outputs, "ops": s.ops, "flops": s.flops,
+                       **({"extern": s.extern} if s.extern else {})}
                       for s in self.steps],
             "outputs": self.outputs,
             "result_type": type_to_json(self.result_type),
@@ -101,7 +105,8 @@ class Plan:
             inputs=data["inputs"],
             values=[Value(tuple(s), d, k, r) for s, d, k, r in data["values"]],
             steps=[Step(s["kernel"], s["native"], s["inputs"], s["outputs"], s["ops"],
-                        int(s.get("flops", 0))) for s in data["steps"]],
+                        int(s.get("flops", 0)), str(s.get("extern", "")))
+                   for s in data["steps"]],
             outputs=data["outputs"],
             result_type=type_from_json(data["result_type"]),
             slots=list(data["slots"]),
@@ -171,11 +176,15 @@ class _Builder:
         return self.new(ty, kind, ref)
 
 
-def make_plan(main: Function, wrap_op: Any) -> tuple[Plan, list[Function]]:
+def make_plan(main: Function, wrap_op: Any, externals: Mapping[str, Function] | None = None
+              ) -> tuple[Plan, list[Function]]:
     """The plan of typed `main` and the primitive function of each step (same order).
 
     `wrap_op(call)` makes a typed primitive function of one op call left outside any
-    (`Call(op, args)` directly in `@main`)."""
+    (`Call(op, args)` directly in `@main`). `externals`: global functions a step may
+    call (by name: BYOC's partitioned `Compiler=` functions with a codegen); a call of
+    any other global is `NotAGraph`."""
+    externals = externals or {}
     b = _Builder()
     counter = [0]
     params: list[tuple[str, Any]] = []
@@ -218,7 +227,8 @@ def make_plan(main: Function, wrap_op: Any) -> tuple[Plan, list[Function]]:
                 b.memo[id(node)] = ("fn", node)
                 continue
             raise NotAGraph("a function value (closure)")
-        operands = _operands(node)
+        operands = node.args if kind is Call and type(node.op) is GlobalVar and \
+            node.op.name_hint in externals else _operands(node)
         missing = [c for c in operands if id(c) not in b.memo]
         if missing and not ready:
             work.append((node, True))
@@ -236,6 +246,10 @@ def make_plan(main: Function, wrap_op: Any) -> tuple[Plan, list[Function]]:
             fn = b.memo.get(id(callee)) if type(callee) is not Op else None
             if type(callee) is Op:
                 fn = wrap_op(node)
+            elif type(callee) is GlobalVar:
+                fn = externals[callee.name_hint]
+                for p in fn.params:
+                    _static(p.checked_type, f"a parameter of @{callee.name_hint}")
             elif isinstance(fn, tuple) and fn[0] == "fn":
                 fn = fn[1]
             else:

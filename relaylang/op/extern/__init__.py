@@ -15,8 +15,10 @@ as in the MLC course's `call_dps_packed` and TVM's packed functions):
 the argument types. Both are stateful (the callee may have effects: FoldConstant and
 DeadCodeElimination leave their calls alone) and opaque to fusion. The interpreter calls
 the function with the argument arrays (read-only views, no copies) and a fresh output
-array; the LLVM backend runs them as NumPy steps of its executors (`lib.fallback_ops`
-names them).
+array; the LLVM backend calls it through a ctypes callback with views of its own
+buffers (no copies; the output written in place: `backend/native/extern.py`): from the
+graph executor's native step runner, per call in mixed mode, and from a whole native
+program through a module global holding the callback's address.
 """
 from __future__ import annotations
 
@@ -47,6 +49,32 @@ declare_op("call_dps_packed", variadic=True, attrs=CallDPSPackedAttrs,
                "`out_dtype`.")
 
 
+# The Python function of each op `register_extern_op` made (the LLVM backend calls it in
+# place through a ctypes callback: backend/native/extern.py).
+_EXTERN_FUNCS: dict[str, Callable[..., Any]] = {}
+
+
+def dps_callee_name(call: Any) -> str | None:
+    """The name of the external function a call of `call_dps_packed` or of an extern op
+    calls (the op's name for the latter), or None for any other call."""
+    name = getattr(call.op, "name", None)
+    if name == "call_dps_packed":
+        return str(call.attrs.func)
+    if name in _EXTERN_FUNCS:
+        return name
+    return None
+
+
+def dps_callee(call: Any) -> Callable[..., Any]:
+    """The Python function that a call `dps_callee_name` names runs, in
+    destination-passing style (`func(*inputs, out)`); KeyError when none is registered."""
+    if call.op.name == "call_dps_packed":
+        fn = get_global_func(str(call.attrs.func))
+        assert fn is not None
+        return fn
+    return _EXTERN_FUNCS[call.op.name]
+
+
 def register_extern_op(name: str, relation: Callable[..., Type], func: Callable[..., Any],
                        num_inputs: int = -1, doc: str = "") -> OpDef:
     """Register the op `name` computed by `func(*inputs, out)`: `relation(*input_types)`
@@ -65,6 +93,7 @@ def register_extern_op(name: str, relation: Callable[..., Type], func: Callable[
             raise TypeError(f"the relation of {_name} returned {out!r}, not a TensorType")
         return call_dps(_name, func, inputs, tuple(int(d) for d in out.shape), str(out.dtype))
     kernel.__name__ = kernel.__qualname__ = f"extern_kernel[{name}]"
+    _EXTERN_FUNCS[name] = func
     return register_op(OpDef(
         name, num_inputs, type_rel=extern_relation(name, relation), kernel=kernel,
         pattern=OpPattern.OPAQUE, stateful=True, doc=doc or f"external op {name}",
@@ -77,7 +106,9 @@ def remove_extern_op(name: str) -> None:
     opdef = get_op_def(name)
     if opdef is not None and opdef.package == __name__ and name != "call_dps_packed":
         unregister_op(name)
+        _EXTERN_FUNCS.pop(name, None)
 
 
-__all__ = ["CallDPSPackedAttrs", "TensorType", "get_global_func", "list_global_func_names",
+__all__ = ["CallDPSPackedAttrs", "TensorType", "dps_callee", "dps_callee_name",
+           "get_global_func", "list_global_func_names",
            "register_extern_op", "register_func", "remove_extern_op", "remove_global_func"]

@@ -45,6 +45,14 @@ def register_func(name: str | Callable[..., Any], f: Callable[..., Any] | None =
     return register(f) if f is not None else register
 
 
+class GlobalFuncMissing(KeyError):
+    """No function is registered under the name: a KeyError (a lookup by name failed)
+    whose message prints as written (KeyError's own str() quotes it)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 def get_global_func(name: str, allow_missing: bool = False) -> Callable[..., Any] | None:
     """The function registered as `name` (None when missing and `allow_missing`)."""
     fn = _FUNCS.get(name)
@@ -52,7 +60,7 @@ def get_global_func(name: str, allow_missing: bool = False) -> Callable[..., Any
         close = difflib.get_close_matches(name, list(_FUNCS), n=3)
         hint = f" (did you mean {', '.join(close)}?)" if close else \
             " (register it with rl.register_func)"
-        raise KeyError(f"no global function {name} is registered{hint}")
+        raise GlobalFuncMissing(f"no global function {name} is registered{hint}")
     return fn
 
 

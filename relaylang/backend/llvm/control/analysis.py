@@ -224,7 +224,16 @@ class _Analysis:
                 elif isinstance(op, GlobalVar):
                     if op.name_hint not in self.mod:
                         raise NoLowering("@" + op.name_hint, span, "unknown global")
-                    callees.append(op.name_hint)
+                    callee = self.mod[op.name_hint]
+                    if getattr(callee, "attrs", None) is not None and \
+                            callee.attrs.get("Compiler") is not None:
+                        # a BYOC partitioned function: called like a kernel (an extern
+                        # slot when `compile_program(externs=...)` takes it), not compiled
+                        for p in callee.params:
+                            _leaves(_type_of(p), f"@{op.name_hint} parameter", span)
+                        self.prim_fns[id(e)] = callee
+                    else:
+                        callees.append(op.name_hint)
                 elif isinstance(op, Op):
                     self.prim_fns[id(e)] = _wrap_op(e)
                 elif isinstance(op, Constructor):

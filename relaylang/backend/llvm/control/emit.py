@@ -411,7 +411,7 @@ class _FnGen:
             ins.extend(flatten_tuples(a))
         op = e.op
         outs = self.outputs(e, dest)
-        if isinstance(op, GlobalVar):
+        if isinstance(op, GlobalVar) and id(e) not in self.prog.kernels:
             callee = self.prog.llfns[op.name_hint]
             rc = self.b.call(callee, [self.limit] + [o.ptr for o in outs] + [x.ptr for x in ins])
             self.check(rc)
@@ -425,6 +425,8 @@ class _FnGen:
             else:
                 key = id(e)
             entry, prim = self.prog.kernels[key]
+            if isinstance(prim, _ExternSlot):       # a Python function through a callback
+                entry = self.b.load(entry, name="extern_entry")
             ptrs = [x.ptr for x in ins] + [o.ptr for o in outs]
             i8p = self.I8.as_pointer()
             arr = self.ab.alloca(ir.ArrayType(i8p, max(len(ptrs), 1)), name="kargs")
@@ -436,7 +438,7 @@ class _FnGen:
                                inbounds=True)
             extent = ir.Constant(self.I64, max(prim.parallel_extent, 1))
             if self.prog.parallel is not None and prim.parallel_extent >= 2 \
-                    and self.prog.parallel(prim):
+                    and not isinstance(prim, _ExternSlot) and self.prog.parallel(prim):
                 rc = self.pooled_call(entry, first, extent)
             else:
                 rc = self.b.call(entry, [first, ir.Constant(self.I64, 0), extent])
@@ -516,12 +518,26 @@ def _reachable(mod: Any, analysis: _Analysis, entries: list[str]) -> None:
         todo.extend(analysis.function(mod.get_global_var(name)))
 
 
-def _lower_kernels(prims: dict[int, Function]) -> tuple[list[Any], dict[int, Any]]:
-    """Lower each distinct primitive function once (structural equality)."""
+class _ExternSlot:
+    """A primitive function run by Python code (`compile_program(externs=...)`): its call
+    sites load the entry from the module global `symbol` (the kernels' ABI; null until
+    `NativeProgram` writes the callback's address) and call it with extent 1."""
+
+    def __init__(self, symbol: str, fn: Function):
+        self.name = symbol
+        self.function = fn
+        self.parallel_extent = 1
+
+
+def _lower_kernels(prims: dict[int, Function], externs: Any = None
+                   ) -> tuple[list[Any], dict[int, Any], list[_ExternSlot]]:
+    """Lower each distinct primitive function once (structural equality); those
+    `externs(fn)` accepts become extern slots instead."""
     from ....ir.equal import structural_equal
     from ....ir.hash import structural_hash
     buckets: dict[int, list[tuple[Function, Any]]] = {}
     lowered: list[Any] = []
+    slots: list[_ExternSlot] = []
     by_id: dict[int, Any] = {}
     for key, fn in prims.items():
         h = structural_hash(fn)
@@ -531,19 +547,29 @@ def _lower_kernels(prims: dict[int, Function]) -> tuple[list[Any], dict[int, Any
                 prim = p
                 break
         if prim is None:
-            prim = lower_primitive(fn, f"rl_k{len(lowered)}")
-            lowered.append(prim)
+            if externs is not None and externs(fn):
+                prim = _ExternSlot(f"rl_extern{len(slots)}", fn)
+                slots.append(prim)
+            else:
+                prim = lower_primitive(fn, f"rl_k{len(lowered)}")
+                lowered.append(prim)
             buckets.setdefault(h, []).append((fn, prim))
         by_id[key] = prim
-    return lowered, by_id
+    return lowered, by_id, slots
 
 
 def compile_program(mod: Any, entry: str | list[str] | None = None,
-                    cache: bool = True, parallel: Any = None) -> NativeProgram:
+                    cache: bool = True, parallel: Any = None,
+                    externs: Any = None) -> NativeProgram:
     """Compile the global functions of `mod` (typed, through FuseOps) natively: those
     reachable from `entry` (a name or names), or every global when `entry` is None.
     `parallel(prim) -> bool` says which kernels' calls go through the worker pool the
     caller sets (`NativeProgram.set_parallel`); None: every kernel runs inline.
+    `externs(fn)`: for a primitive function run by Python code (an external function, a
+    BYOC partitioned `Compiler=` global), an object whose `.kernel.address` is a
+    callback with the kernels' ABI (inputs' then outputs' leaves; the executor's
+    `native/extern.program_extern`), else None; the program calls it through a module
+    global and keeps the object (`NativeProgram.externs`).
     Raises NoLowering (op name / construct, span, reason) when that is not possible."""
     from llvmlite import ir
 
@@ -556,8 +582,21 @@ def compile_program(mod: Any, entry: str | list[str] | None = None,
     else:
         names = [entry] if isinstance(entry, str) else list(entry)
     _reachable(mod, analysis, names)
-    prims, by_id = _lower_kernels(analysis.prim_fns)
+    made: dict[int, Any] = {}
+
+    def extern_of(fn: Function) -> Any:
+        if externs is None:
+            return None
+        if id(fn) not in made:
+            made[id(fn)] = externs(fn)
+        return made[id(fn)]
+    prims, by_id, slots = _lower_kernels(analysis.prim_fns, extern_of)
     module = build_module(prims, name="relay_program") if prims else ir.Module("relay_program")
+    i8pp = ir.IntType(8).as_pointer().as_pointer()
+    entry_t = ir.FunctionType(ir.IntType(32), [i8pp, ir.IntType(64), ir.IntType(64)])
+    for slot in slots:
+        g = ir.GlobalVariable(module, entry_t.as_pointer(), slot.name)
+        g.initializer = ir.Constant(entry_t.as_pointer(), None)
     kernels = {key: (module.globals[p.name], p) for key, p in by_id.items()}
     for p in prims:
         if any(_nbytes(tuple(b.shape), b.dtype) > INLINE_KERNEL_BYTES for b in p.params):
@@ -609,7 +648,9 @@ def compile_program(mod: Any, entry: str | list[str] | None = None,
             from .. import cache as kcache
             kcache.store(raw, obj)
         compiled = jit.load_object(obj, [], raw)
-    return NativeProgram(compiled, [Signature.of(analysis.infos[n]) for n in order])
+    return NativeProgram(compiled, [Signature.of(analysis.infos[n]) for n in order],
+                         [(slot.name, slot.function, made[id(slot.function)])
+                          for slot in slots])
 
 
 def _entry_wrapper(prog: _Program, info: _FnInfo) -> None:

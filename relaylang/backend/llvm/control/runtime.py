@@ -138,6 +138,8 @@ class NativeFunction:
         self.address = address
         self._fn = _ENTRY(address)
         self.needs_big_stack = False
+        # raises the error an external function's callback kept, given the status
+        self.on_failure: Any = None
 
     def _arg_leaves(self, k: int, value: Any, out: list[Any]) -> None:
         import numpy as np
@@ -202,6 +204,8 @@ class NativeFunction:
             raise RecursionTooDeep(
                 f"recursion too deep: @{self.name}{where} used up the native stack "
                 f"({BIG_STACK >> 20} MiB)", None)
+        if rc != 0 and self.on_failure is not None:
+            self.on_failure(rc)
         if rc != 0:
             raise NativeProgramError(f"@{self.name} failed natively (status {rc}"
                                      f"{': out of memory' if rc == STATUS_OOM else ''})")
@@ -213,7 +217,8 @@ class NativeProgram:
     tuples). `export()` -> (object code, JSON-able metadata); `load_program` loads it
     back without LLVM optimisation."""
 
-    def __init__(self, compiled: Any, signatures: list[Signature]):
+    def __init__(self, compiled: Any, signatures: list[Signature],
+                 externs: list[tuple[str, Any, Any]] = ()):
         self.compiled = compiled
         self.signatures = list(signatures)
         self._lent: list[Any] = []          # pools lent to the code (their memory stays)
@@ -223,6 +228,26 @@ class NativeProgram:
             if not addr:
                 raise RuntimeError(f"native entry of @{sig.name} not found")
             self.functions[sig.name] = NativeFunction(sig, addr)
+        # (module global, primitive function, callback object) of each external
+        # function the code calls (`compile_program(externs=...)`): the objects (and
+        # their ctypes callbacks) live as long as the program, which holds their address
+        self.externs = list(externs)
+        for symbol, _, call in self.externs:
+            at = compiled.engine.get_global_value_address(symbol)
+            address = int(getattr(getattr(call, "kernel", None), "address", 0) or 0)
+            if not at or not address:
+                raise RuntimeError(f"external function slot {symbol} cannot be bound")
+            ctypes.c_void_p.from_address(at).value = address
+        if self.externs:
+            for f in self.functions.values():
+                f.on_failure = self._extern_failed
+
+    def _extern_failed(self, status: int) -> None:
+        """A non-zero status of a call: raise the error an external function kept
+        (`_fail` of its callback object), if one did."""
+        for _, _, call in self.externs:
+            if getattr(call, "failed", False):
+                call._fail(status)
 
     def set_parallel(self, pool_address: int, run_address: int, keep: Any = None) -> None:
         """Lend a worker pool to the program's large kernels (compiled with
@@ -262,14 +287,24 @@ class NativeProgram:
     def export(self) -> tuple[bytes, dict]:
         """(object code for this host, metadata) for `load_program`."""
         from ..jit import target_id
-        return self.compiled.object_code, {
+        meta: dict[str, Any] = {
             "format": "relaylang-native-program-1", "target": target_id(),
             "functions": [s.to_json() for s in self.signatures]}
+        if self.externs:
+            from ....ir.expr import GlobalVar
+            from ....ir.module import IRModule
+            from ....syntax.printer import astext
+            mod = IRModule({GlobalVar(symbol): fn for symbol, fn, _ in self.externs})
+            meta["externs"] = astext(mod, show_meta_data=True)
+        return self.compiled.object_code, meta
 
 
-def load_program(object_code: bytes, meta: dict, raw_ir: str = "") -> NativeProgram:
+def load_program(object_code: bytes, meta: dict, raw_ir: str = "",
+                 externs: Any = None) -> NativeProgram:
     """A NativeProgram from `NativeProgram.export()` output (same host CPU and compiler:
-    ValueError otherwise)."""
+    ValueError otherwise). A program calling external functions has their primitive
+    functions as Relay text, parsed here and given to `externs` (as to
+    `compile_program`)."""
     from ..jit import load_object, target_id
     if meta.get("format") != "relaylang-native-program-1":
         raise ValueError("not an exported native program")
@@ -277,4 +312,16 @@ def load_program(object_code: bytes, meta: dict, raw_ir: str = "") -> NativeProg
         raise ValueError(f"the native program was built for {meta.get('target')!r}, "
                          f"this host is {target_id()!r}")
     compiled = load_object(object_code, [], raw_ir)
-    return NativeProgram(compiled, [Signature.from_json(d) for d in meta["functions"]])
+    bound: list[tuple[str, Any, Any]] = []
+    if meta.get("externs"):
+        from ....syntax.parser import parse
+        from ....typing import infer_types
+        mod = infer_types(parse(meta["externs"], source_name="<external functions>"))
+        for gv, fn in mod.functions.items():
+            call = externs(fn) if externs is not None else None
+            if call is None:
+                raise ValueError(f"the program calls the external function of "
+                                 f"@{gv.name_hint}, which cannot be bound here")
+            bound.append((gv.name_hint, fn, call))
+    return NativeProgram(compiled, [Signature.from_json(d) for d in meta["functions"]],
+                         bound)

@@ -3,6 +3,7 @@ rl.build(tuning_db=...), relay tune / relay build --tuning-db."""
 from __future__ import annotations
 
 import json
+import os
 import math
 
 import numpy as np
@@ -275,3 +276,90 @@ def @main(%x: Tensor[(4,), float32], %n: int32) -> Tensor[(4,), float32] {
     assert code == 1 and "nothing to tune" in err and "Traceback" not in err
     code = main(["tune", str(src), "--trials", "0"])
     assert code == 1 and "at least 1" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- graph knobs (layouts)
+
+_TWO_CONVS = """#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 64, 10, 10), float32], %w1: Tensor[(64, 64, 3, 3), float32],
+          %w2: Tensor[(64, 64, 1, 1), float32]) {
+  %0 = nn.relu(nn.conv2d(%x, %w1, padding=[1, 1, 1, 1]));
+  nn.relu(nn.conv2d(%0, %w2))
+}
+"""
+
+
+def _two_convs():
+    rng = np.random.default_rng(3)
+    params = {"w1": rng.standard_normal((64, 64, 3, 3)).astype("float32") * 0.1,
+              "w2": rng.standard_normal((64, 64, 1, 1)).astype("float32") * 0.1}
+    return rl.parse(_TWO_CONVS), params
+
+
+def _blocks(optimised) -> set[str]:
+    import re
+    return set(re.findall(r"NCHW(\d+)c", optimised.astext()))
+
+
+def test_tune_chooses_the_channel_block_and_build_applies_it(tmp_path, monkeypatch):
+    """The NCHWc channel block is a graph knob: tune times the model with each choice
+    (here a fake clock favours 32), records it for the model, tunes the kernels in that
+    layout, and a build with the database -- in another process too -- computes in it
+    with the interpreter's values."""
+    import json
+    import subprocess
+    import sys
+
+    from relaylang.backend.build import _graph_config, prepare
+    from relaylang.backend.tuning import layouts
+    mod, params = _two_convs()
+    real = layouts.time_builds
+
+    def favour_32(libs, entry, args, rounds):
+        times = real(libs, entry, args, 1)
+        return {c: (1.0 if c == 32 else 2.0) for c in times}
+    monkeypatch.setattr(layouts, "time_builds", favour_32)
+    db = tmp_path / "t.json"
+    report = rl.tune(mod, params=params, trials=3, db=str(db), end_to_end=False)
+    assert report.layout is not None and report.layout.config == {
+        "relay.AlterOpLayout.nchwc_max_block": 32}
+    assert "kept 32" in report.table()
+    data = json.loads(db.read_text())
+    (record,) = data["graphs"].values()
+    assert record["config"] == {"relay.AlterOpLayout.nchwc_max_block": 32}
+    loaded = load(str(db))
+    assert _blocks(prepare(mod, "llvm", params, config=_graph_config(loaded, mod, "main"))) \
+        == {"32"}
+    assert _blocks(prepare(mod, "llvm", params)) == {"64"}
+    x = np.random.default_rng(0).standard_normal((1, 64, 10, 10)).astype("float32")
+    want = rl.evaluate(rl.transform.BindParams(params)(mod), x)
+    lib = rl.build(mod, target="llvm", params=params, tuning_db=str(db))
+    np.testing.assert_allclose(lib(x), want, rtol=1e-4, atol=1e-4)
+    code = ("import sys, relaylang as rl\n"
+            "from relaylang.backend.build import _graph_config\n"
+            "from relaylang.backend.tuning import load\n"
+            "mod = rl.parse(sys.stdin.read())\n"
+            "print(_graph_config(load(sys.argv[1]), mod, 'main'))\n")
+    out = subprocess.run([sys.executable, "-c", code, str(db)], input=_TWO_CONVS,
+                         capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONHASHSEED": "7"})
+    assert "nchwc_max_block': 32" in out.stdout
+
+
+def test_a_graph_record_outside_the_choices_is_ignored(tmp_path):
+    from relaylang.backend.build import _graph_config
+    from relaylang.backend.tuning.database import Database, GraphRecord
+    from relaylang.backend.tuning.layouts import model_key
+    mod, _ = _two_convs()
+    db = Database()
+    db.graphs[model_key(mod)] = GraphRecord("main", {
+        "relay.AlterOpLayout.nchwc_max_block": 48, "no.such.option": 1}, 1.0, 0.5)
+    db.save(str(tmp_path / "d.json"))
+    assert _graph_config(load(str(tmp_path / "d.json")), mod, "main") == {}
+
+
+def test_a_model_without_blocked_convolutions_has_no_layout_choice():
+    from relaylang.backend.tuning.layouts import tune_layout
+    mod = rl.parse('#[version = "0.0.5"]\n'
+                   "def @main(%x: Tensor[(4, 8), float32]) { nn.relu(%x) }\n")
+    assert tune_layout(mod, None) is None

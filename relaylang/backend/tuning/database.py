@@ -4,8 +4,13 @@
      "host": {"cpu": "znver4", "features": "+avx512f,...", "vector_bytes": 64},
      "kernels": {"<knob key>": {"name": "fused_nn_dense_0", "ops": ["nn.dense"],
                                 "knobs": {"schedule.tile_bytes": 128, ...},
-                                "default_ms": 0.41, "tuned_ms": 0.33, "trials": 24}}}
+                                "default_ms": 0.41, "tuned_ms": 0.33, "trials": 24}},
+     "graphs": {"<model key>": {"name": "main",
+                                "config": {"relay.AlterOpLayout.nchwc_max_block": 32},
+                                "default_ms": 33.0, "tuned_ms": 31.9}}}
 
+A model's graph knobs (layouts.py: the NCHWc channel block) are found by its model key
+(the structural hash of its entry function) and become pass-context options of its build.
 A kernel is found by its knob key (`knobs.kernel_key`: the structural hash of its
 primitive function and which parameters are build-time constants), so one database serves
 every model that has the same kernel. Knob values are only ever used within the choices
@@ -68,14 +73,66 @@ def host_identity() -> dict[str, Any]:
             "vector_bytes": host().vector_bytes}
 
 
+# Graph knobs (layouts.py): pass-context option -> (default, choices).
+def _graph_knobs() -> dict[str, tuple[int, tuple[int, ...]]]:
+    from ...transform.layout.nchwc import MAX_BLOCK_CHOICES, MAX_BLOCK_CONFIG
+    return {MAX_BLOCK_CONFIG: (MAX_BLOCK_CHOICES[0], MAX_BLOCK_CHOICES)}
+
+
+GRAPH_KNOBS = _graph_knobs()
+
+
+def model_key(mod: Any, entry: str = "main") -> str:
+    """The key of a model's graph knobs: the structural hash of its entry function (the
+    same in every process)."""
+    from ...ir.equal import structural_hash
+    from ...ir.expr import Function
+    fn = mod if isinstance(mod, Function) else mod[entry]
+    return f"{structural_hash(fn) & 0xFFFFFFFFFFFFFFFF:016x}"
+
+
+@dataclass
+class GraphRecord:
+    """A model's graph knobs (layouts.py): pass-context options and what they measured."""
+    name: str
+    config: dict[str, int]
+    default_ms: float
+    tuned_ms: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "config": dict(sorted(self.config.items())),
+                "default_ms": round(self.default_ms, 6), "tuned_ms": round(self.tuned_ms, 6)}
+
+    @staticmethod
+    def from_json(d: Any) -> GraphRecord:
+        if not isinstance(d, dict) or not isinstance(d.get("config"), dict):
+            raise ValueError("a graph record needs a 'config' object")
+        return GraphRecord(str(d.get("name", "")),
+                           {str(k): int(v) for k, v in d["config"].items()},
+                           float(d.get("default_ms", 0.0)), float(d.get("tuned_ms", 0.0)))
+
+
 @dataclass
 class Database:
     host: dict[str, Any] = field(default_factory=host_identity)
     kernels: dict[str, Record] = field(default_factory=dict)
+    graphs: dict[str, GraphRecord] = field(default_factory=dict)   # by layouts.model_key
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": FORMAT, "version": VERSION, "host": self.host,
-                "kernels": {k: r.to_json() for k, r in sorted(self.kernels.items())}}
+        out = {"format": FORMAT, "version": VERSION, "host": self.host,
+               "kernels": {k: r.to_json() for k, r in sorted(self.kernels.items())}}
+        if self.graphs:
+            out["graphs"] = {k: r.to_json() for k, r in sorted(self.graphs.items())}
+        return out
+
+    def graph_config(self, key: str) -> dict[str, int]:
+        """The pass-context options recorded for the model `key` (layouts.model_key),
+        only those a graph knob offers and within its choices."""
+        record = self.graphs.get(key)
+        if record is None:
+            return {}
+        return {name: value for name, value in record.config.items()
+                if name in GRAPH_KNOBS and value in GRAPH_KNOBS[name][1]}
 
     def settings(self) -> Any:
         """The knob settings of this database's kernels (`knobs.using`)."""
@@ -108,15 +165,23 @@ def parse(text: str) -> Database:
         raise ValueError(f"version {data.get('version')!r}; this relaylang reads {VERSION}")
     kernels = data.get("kernels", {})
     host = data.get("host", {})
-    if not isinstance(kernels, dict) or not isinstance(host, dict):
-        raise ValueError("'kernels' and 'host' must be objects")
+    graphs = data.get("graphs", {})
+    if not isinstance(kernels, dict) or not isinstance(host, dict) \
+            or not isinstance(graphs, dict):
+        raise ValueError("'kernels', 'graphs' and 'host' must be objects")
     records = {}
     for key, rec in kernels.items():
         try:
             records[str(key)] = Record.from_json(rec)
         except (TypeError, ValueError) as e:
             raise ValueError(f"kernel {key}: {e}") from None
-    return Database(host=dict(host), kernels=records)
+    graph_records = {}
+    for key, rec in graphs.items():
+        try:
+            graph_records[str(key)] = GraphRecord.from_json(rec)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"graph {key}: {e}") from None
+    return Database(host=dict(host), kernels=records, graphs=graph_records)
 
 
 def foreign(db: Database) -> str:

@@ -48,15 +48,16 @@ class Task:
 
 
 def extract_tasks(mod: Any, params: Mapping[str, Any] | None = None, entry: str = "main",
-                  target: str = "llvm") -> list[Task]:
-    """The tunable kernels of `mod` (see the module docstring), most weighted first."""
+                  target: str = "llvm", config: Mapping[str, Any] | None = None) -> list[Task]:
+    """The tunable kernels of `mod` (see the module docstring), most weighted first;
+    `config`: pass-context options of the build (graph knobs, layouts.py)."""
     from ...ir.progress import track
     from ..build import _wrap_op, prepare
     from ..llvm import knobs
     from ..native.kernels import is_refusal, kernel_name, lower, op_names
     from ..native.plan import CONST, NotAGraph, constant_params, leaves, make_plan
     from ..profiler import function_flops
-    optimised = prepare(mod, target, params, entry)
+    optimised = prepare(mod, target, params, entry, config=config)
     try:
         plan, functions = make_plan(optimised[entry], _wrap_op)
     except NotAGraph as e:

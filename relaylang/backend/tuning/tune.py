@@ -17,6 +17,10 @@ A search's winner is timed again against the default, alternately (`VALIDATE` ti
 each), and recorded only when it still beats it by `MIN_GAIN` (timing noise is not a
 schedule).
 
+Before the kernels, the graph knobs (layouts.py: the NCHWc channel block of a model with
+blocked convolutions) are searched by timing the whole model built with each choice; the
+kept choice is recorded for the model and the kernels are then tuned in that layout.
+
 With `end_to_end` (the default) the report also times the whole model built with the
 default schedules and with the database, side by side (interleaved runs, medians).
 """
@@ -31,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ...ir import progress
-from .database import Database, Record, load
+from .database import Database, GraphRecord, Record, load
 from .measure import Bench, random_array, same_values
 from .search import Trial, search
 from .tasks import Task, extract_tasks
@@ -64,6 +68,7 @@ class TuningReport:
     model_default_ms: float | None = None
     model_tuned_ms: float | None = None
     seconds: float = 0.0
+    layout: Any = None          # layouts.LayoutResult (None: no graph knob applied)
 
     def table(self) -> str:
         head = ("kernel", "runs", "default ms", "tuned ms", "speedup", "trials")
@@ -79,6 +84,8 @@ class TuningReport:
         for k in self.kernels:
             for why in k.rejected:
                 out.append(f"rejected for {k.name}: {why}")
+        if self.layout is not None:
+            out.append(self.layout.line())
         if self.model_default_ms is not None and self.model_tuned_ms is not None:
             gain = self.model_default_ms / self.model_tuned_ms if self.model_tuned_ms else 1.0
             out.append(f"model: {self.model_default_ms:.4f} ms with the default schedules, "
@@ -96,8 +103,10 @@ def tune(mod: Any, params: Mapping[str, Any] | None = None, trials: int = 64,
     deadline = start + timeout_s if timeout_s else math.inf
     if trials < 1:
         raise ValueError(f"trials must be at least 1, not {trials}")
-    tasks = extract_tasks(mod, params, entry, target)
     database = load(db, for_writing=True) or Database()
+    layout = _tune_graph(mod, params, entry, target, database, db)
+    tasks = extract_tasks(mod, params, entry, target,
+                          config=layout.config if layout is not None else None)
     benches = {t.key: Bench(t, seed) for t in tasks}
     baselines: dict[str, Any] = {}
     with progress.begin("measuring default kernels", total=len(tasks), unit="kernel") as bar:
@@ -129,12 +138,33 @@ def tune(mod: Any, params: Mapping[str, Any] | None = None, trials: int = 64,
         base = baselines[task.key]
         results.append(KernelResult(task.name, task.key, task.ops, task.weight, base.ms,
                                     base.ms, 1, dict(base.schedule)))
-    report = TuningReport(results, db)
+    report = TuningReport(results, db, layout=layout)
     if end_to_end:
         report.model_default_ms, report.model_tuned_ms = compare_builds(
             mod, params, db, entry, target)
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _tune_graph(mod: Any, params: Mapping[str, Any] | None, entry: str, target: str,
+                database: Database, db: str) -> Any:
+    """The model's graph knobs searched (layouts.py) and the choice recorded (a choice
+    no faster than the default by MIN_GAIN removes an earlier record: the model is
+    built with the default)."""
+    from .layouts import model_key, tune_layout
+    with progress.begin("choosing the layout", total=1, unit="model") as bar:
+        result = tune_layout(mod, params, entry, target, min_gain=MIN_GAIN)
+        bar.update(1)
+    if result is None:
+        return None
+    key = model_key(mod, entry)
+    if result.config:
+        database.graphs[key] = GraphRecord(entry, dict(result.config), result.default_ms,
+                                           result.tuned_ms)
+    else:
+        database.graphs.pop(key, None)
+    database.save(db)
+    return result
 
 
 def _share_out(tasks: list[Task], shares: dict[str, float], extra: int) -> dict[str, int]:

@@ -176,6 +176,12 @@ class FunctionBuilder:
             ptr = self.address(root.buffer, root.indices, memo)
             self.b.store(self.to_mem(v, root.buffer.dtype), ptr,
                          align=elem_size(root.buffer.dtype))
+        elif isinstance(root, L.Prefetch):
+            ptr = self.address(root.buffer, root.indices, {})
+            fn = self._fn("llvm.prefetch.p0", ir.VoidType(), [I8.as_pointer(), I32, I32, I32])
+            self.b.call(fn, [self.b.bitcast(ptr, I8.as_pointer()), ir.Constant(I32, 0),
+                             ir.Constant(I32, max(0, min(3, int(root.locality)))),
+                             ir.Constant(I32, 1)])
         elif isinstance(root, L.Allocate):
             self.allocate(root)
         elif isinstance(root, L.IfThenElse):

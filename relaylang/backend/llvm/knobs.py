@@ -31,6 +31,9 @@ features: AVX-512 has 32 registers of 64 bytes, AVX2 16 of 32) and the cache siz
                                  schedule.py); its choices are fractions of L1 and L2
   schedule.vector_bits           512 with AVX-512 (256 the other choice), else LLVM's own
   schedule.threads               0 (the pool's threads); 1 runs the kernel on the caller
+  schedule.prefetch_chunks       software prefetch of the next 0-2 weight chunks of a
+                                 chunked reduction (asked in schedule.py, where a
+                                 reduction is chunked; the NCHWc convolution's default 1)
 """
 from __future__ import annotations
 

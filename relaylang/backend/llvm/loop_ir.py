@@ -247,6 +247,17 @@ class IfThenElse(Stmt):
     otherwise: Stmt | None = None
 
 
+@dataclass(**NODE)
+class Prefetch(Stmt):
+    """A hint, no effect on any value: start bringing the cache line of
+    `buffer[indices]` toward the core (LLVM's `llvm.prefetch`, a data read).
+    `locality` 0-3 as LLVM's (3: into L1, prefetcht0; 2: into L2, prefetcht1; 1: L3;
+    0: non-temporal). The index must lie inside the buffer (the scheduler clamps it)."""
+    buffer: Buffer
+    indices: tuple[Expr, ...]
+    locality: int = 2
+
+
 def iterations(stmt: Stmt) -> int:
     """How many `Store`s running `stmt` executes (both branches of an `if` counted)."""
     total, stack = 0, [(stmt, 1)]
@@ -532,6 +543,10 @@ def stmt_lines(s: Stmt, depth: int) -> list[str]:
         elif isinstance(node, Seq):
             for child in reversed(node.stmts):
                 stack.append((child, d))
+        elif isinstance(node, Prefetch):
+            out.append(f"{pad}prefetch {node.buffer.name}"
+                       f"[{', '.join(expr_str(i) for i in node.indices)}]"
+                       f" locality={node.locality}")
         elif isinstance(node, Allocate):
             out.append(f"{pad}allocate {node.buffer}")
             stack.append((node.body, d))

@@ -82,7 +82,9 @@ def layout_transform(inputs: list, attrs: Any) -> np.ndarray:
     factors = {a.upper(): f for a, f in dst if f is not None}
     padded = [-(-sizes[a] // factors[a]) * factors[a] if a in factors else sizes[a]
               for a in dst_primal]
-    p = np.pad(p, [(0, n - sizes[a]) for a, n in zip(dst_primal, padded)])
+    widths = [(0, n - sizes[a]) for a, n in zip(dst_primal, padded)]
+    if any(after for _, after in widths):   # np.pad copies even when it pads nothing
+        p = np.pad(p, widths)
     labels = [lab for a in dst_primal for lab in ((a, a.lower()) if a in factors else (a,))]
     split = [d for a, n in zip(dst_primal, padded)
              for d in ((n // factors[a], factors[a]) if a in factors else (n,))]

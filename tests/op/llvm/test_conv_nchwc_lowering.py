@@ -35,7 +35,8 @@ CASES = [
     ((2, 3, 11, 5, 8), (1, 3, 3, 2, 8, 32), "dilation=[2, 1], padding=[1, 1, 1, 1]"),
     ((1, 1, 20, 24, 64), (1, 1, 1, 1, 64, 64), "strides=[2, 2]"),
     ((1, 4, 14, 14, 16), (2, 4, 3, 3, 16, 64), "padding=[1, 1, 1, 1]"),         # flat 14x14
-    # K blocking (chunks of the blocks x kernel rows: 15 in chunks of 4, 4, 4, 3)
+    # K blocking (chunks of the blocks x kernel positions, conv.k_merge=2: 45 in chunks
+    # of 12, 12, 12, 9)
     ((1, 5, 9, 26, 8), (1, 5, 3, 3, 8, 64), "padding=[1, 1, 1, 1]"),
     ((2, 6, 8, 30, 16), (2, 6, 1, 1, 16, 64), "strides=[1, 1]"),
 ]

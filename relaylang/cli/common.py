@@ -132,22 +132,7 @@ def internal_error(headline: str, e: BaseException) -> int:
 
 
 def print_pass_notes(file: str, text: str, notes: Any) -> None:
-    """What passes noted without failing (`relay build --byoc`, `relay opt`), on stderr;
-    the patterns that matched nothing in one note (a target's table has many)."""
-    import re
-
-    from ..ir.diagnostics import render
-    unmatched: list[str] = []
-    for d in notes:
-        found = re.match(r"MergeComposite: pattern `([^`]+)` .* matched nothing$", d.message)
-        if found and d.span is None:
-            unmatched.append(found.group(1))
-        elif d.span is not None:
-            print(render(d, {source_name(file): text}, color=color()), file=sys.stderr)
-        else:
-            print(f"{file}: {d.severity}: {d.message}", file=sys.stderr)
-    if unmatched:
-        names = ", ".join(f"`{n}`" for n in unmatched)
-        what = "pattern matched" if len(unmatched) == 1 else "patterns matched"
-        print(f"{file}: note: MergeComposite: {len(unmatched)} {what} nothing: {names}",
-              file=sys.stderr)
+    """What passes noted without failing (`relay build --byoc`, `relay opt`), on stderr
+    (transform/byoc/notes.render_notes)."""
+    from ..transform.byoc.notes import render_notes
+    sys.stderr.write(render_notes(file, {source_name(file): text}, notes, color=color()))

@@ -142,6 +142,9 @@ def _opt(args: argparse.Namespace, output: _Output) -> int:
         output.error(render_all(e.diagnostics, e.sources(mod)))
         return EXIT_DIAGNOSTICS
     output.err += [result.log, result.timing]
+    if result.notes:                 # as relay opt prints them (cli/opt.py)
+        from ..transform.byoc.notes import render_notes
+        output.err.append(render_notes(args.file, mod.sources, result.notes))
     output.out.append(result.text())
     return EXIT_OK
 

@@ -42,3 +42,27 @@ def note(ctx: PassContext, message: str, span: Span | None = None) -> None:
 
 def warning(ctx: PassContext, message: str, span: Span | None = None) -> None:
     report(ctx, Diagnostic(Severity.WARNING, message, span))
+
+
+def render_notes(file: str, sources: dict[str, str], notes: Any, color: bool = False) -> str:
+    """What `relay build --byoc` and `relay opt` print for the passes' notes: located
+    ones rendered with their source line, others as `FILE: SEVERITY: MESSAGE`, and the
+    patterns that matched nothing in one line (a target's table has many)."""
+    import re
+
+    from ...ir.diagnostics import render
+    lines: list[str] = []
+    unmatched: list[str] = []
+    for d in notes:
+        found = re.match(r"MergeComposite: pattern `([^`]+)` .* matched nothing$", d.message)
+        if found and d.span is None:
+            unmatched.append(found.group(1))
+        elif d.span is not None:
+            lines.append(render(d, sources, color=color))
+        else:
+            lines.append(f"{file}: {d.severity}: {d.message}")
+    if unmatched:
+        names = ", ".join(f"`{n}`" for n in unmatched)
+        what = "pattern matched" if len(unmatched) == 1 else "patterns matched"
+        lines.append(f"{file}: note: MergeComposite: {len(unmatched)} {what} nothing: {names}")
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)

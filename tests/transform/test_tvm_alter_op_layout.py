@@ -262,8 +262,9 @@ def test_alter_layout_concatenate_nhwc() -> None:
 # expanded to (1, 1, 1, 64) and transformed NHWC -> NCHW16c, relu follows, operands of
 # one element are left alone
 def test_alter_layout_broadcast_scalar_op() -> None:
+    # TVM's image is 500x500; 20x20 keeps the harness's interpreter run short
     def params():
-        return (rl.var("x", shape=(1, 500, 500, 64)), rl.var("kernel", shape=(3, 3, 64, 64)),
+        return (rl.var("x", shape=(1, 20, 20, 64)), rl.var("kernel", shape=(3, 3, 64, 64)),
                 rl.var("bias", shape=(64,)), rl.var("multiplier1", shape=(1,)),
                 rl.var("multiplier2", shape=(1, 1)))
     x, kernel, bias, m1, m2 = params()

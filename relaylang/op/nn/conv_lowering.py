@@ -28,7 +28,7 @@ import math
 from typing import Any
 
 from ..registry import implement
-from .lowering_support import _BLOCKS, _acc, _out, _finish, _product
+from .lowering_support import _BLOCKS, _acc, _conv_window, _finish, _out, _product
 
 
 # Depthwise convolutions (one input channel per group, multiplier 1) with unit strides
@@ -242,15 +242,9 @@ def _conv(nd: int) -> Any:
         g = conv_geometry(attrs, nd)
         data, weight = inputs
         shape, dt = _out(out_type)
-        if dt == "bool":
-            raise NotImplementedError("convolution of bool tensors")
+        strides, dil, pads = _conv_window(g, dt)
         acc = _acc(dt)
         dpos, wpos, opos = g.data_pos, g.weight_pos, g.out_pos
-        strides = [int(s) for s in g.strides]
-        dil = [int(d) for d in g.dilation]
-        pads = [(int(p), int(q)) for p, q in g.pads]
-        if any(p < 0 or q < 0 for p, q in pads):
-            raise NotImplementedError("negative convolution padding")
         groups = int(attrs.groups)
         cin = weight.shape[wpos[1]]                     # input channels per group
         ocount = weight.shape[wpos[0]]

@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..registry import implement
-from .lowering_support import _acc, _finish, _out, _product
+from .lowering_support import _acc, _conv_window, _finish, _out, _product
 
 # Outputs at most this wide (and taller than one row) flatten their pixels (see
 # conv_lowering.FLAT_PIXELS_MAX_WIDTH, measured there: a 7-wide row would split into
@@ -77,14 +77,8 @@ def conv2d_nchwc(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
     g = nchwc_geometry(attrs)
     data, weight = inputs
     shape, dt = _out(out_type)
-    if dt == "bool":
-        raise NotImplementedError("convolution of bool tensors")
+    strides, dil, pads = _conv_window(g, dt)
     acc = _acc(dt)
-    strides = [int(s) for s in g.strides]
-    dil = [int(d) for d in g.dilation]
-    pads = [(int(p), int(q)) for p, q in g.pads]
-    if any(p < 0 or q < 0 for p, q in pads):
-        raise NotImplementedError("negative convolution padding")
     cb, ic = data.shape[1], data.shape[4]
     ob, _, kh, kw, _, oc = weight.shape
     nb, _, oh, ow, _ = shape

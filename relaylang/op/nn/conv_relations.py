@@ -89,17 +89,18 @@ def _operands(args: list[Type], g: ConvGeometry, nd: int) -> tuple[TensorType, T
     return data, weight
 
 
-def _spatial_out(data: TensorType, g: ConvGeometry, ksize: list[Dim], nd: int) -> list[Dim]:
+def _spatial_out(data: TensorType, g: Any, ksize: list[Dim], axes: list[int]) -> list[Dim]:
+    """The output's spatial sizes: the windows of `ksize` (with `g`'s strides, dilation and
+    padding) along the data's spatial `axes`, in order."""
     out = []
-    for j in range(nd):
-        size = data.shape[g.data_pos[2 + j]]
+    for j, axis in enumerate(axes):
+        size = data.shape[axis]
         pad = dim_add(*g.pads[j])
         o = window_out(size, pad, ksize[j], g.strides[j], g.dilation[j])
         if is_int(o) and o <= 0:
             raise TypeRelError(f"the input is too small: spatial axis {j} has size {size} "
                                f"(padded by {dim_str(pad)}) but the dilated kernel spans "
-                               f"{(ksize[j] - 1) * g.dilation[j] + 1}", arg=0,
-                               dim=g.data_pos[2 + j])
+                               f"{(ksize[j] - 1) * g.dilation[j] + 1}", arg=0, dim=axis)
         out.append(o)
     return out
 
@@ -129,7 +130,7 @@ def conv_rel(nd: int) -> Rel:
                        arg=1, dim=g.weight_pos[0])
         _check_kernel_size(attrs, ksize, nd)
         out = [data.shape[g.data_pos[0]], o if is_int(o) or attrs.channels is None
-               else attrs.channels] + _spatial_out(data, g, ksize, nd)
+               else attrs.channels] + _spatial_out(data, g, ksize, g.data_pos[2:2 + nd])
         return TensorType(_layout_shape(g.out_pos, out), out_dtype(attrs.out_dtype, data.dtype))
     rel.__name__ = rel.__qualname__ = f"conv{nd}d_rel"
     return rel
@@ -237,6 +238,17 @@ def nchwc_geometry(attrs: Any) -> NCHWcGeometry:
     return NCHWcGeometry(ic, oc, strides, dilation, padding_pairs(attrs.padding, 2))
 
 
+def _blocked_operands(args: list[Type], g: NCHWcGeometry, attrs: Any
+                      ) -> tuple[TensorType, TensorType]:
+    """Data (N, C/ic, H, W, ic) and a 6-D weight of a channel-blocked convolution."""
+    data, weight = tensor(args, 0, "data"), tensor(args, 1, "weight")
+    expect_rank(data, 5, "data", 0)
+    expect_rank(weight, 6, "weight", 1)
+    expect_dim(data.shape[4], g.ic, f"data_layout {attrs.data_layout!r} holds {g.ic} channels "
+               f"in its last axis but data has {dim_str(data.shape[4])}", arg=0, dim=4)
+    return data, weight
+
+
 def conv2d_nchwc_rel(args: list[Type], attrs: Any) -> Type | None:
     """TVM's nn.contrib_conv2d_NCHWc (Conv2DWinogradRel over blocked layouts): data
     (N, C/ic, H, W, ic) in data_layout NCHW{ic}c, weight (O/oc, C/ic, KH, KW, ic, oc) in
@@ -245,11 +257,7 @@ def conv2d_nchwc_rel(args: list[Type], attrs: Any) -> Type | None:
     if not all_known(args[:2]):
         return None
     g = nchwc_geometry(attrs)
-    data, weight = tensor(args, 0, "data"), tensor(args, 1, "weight")
-    expect_rank(data, 5, "data", 0)
-    expect_rank(weight, 6, "weight", 1)
-    expect_dim(data.shape[4], g.ic, f"data_layout {attrs.data_layout!r} holds {g.ic} channels "
-               f"in its last axis but data has {dim_str(data.shape[4])}", arg=0, dim=4)
+    data, weight = _blocked_operands(args, g, attrs)
     expect_dim(weight.shape[4], g.ic, f"the weight's axis 4 must hold {g.ic} input channels "
                f"(kernel_layout {attrs.kernel_layout!r}), not {dim_str(weight.shape[4])}",
                arg=1, dim=4)
@@ -265,16 +273,7 @@ def conv2d_nchwc_rel(args: list[Type], attrs: Any) -> Type | None:
                    f"has {dim_str(o)} output channels", arg=1, dim=0)
     ksize = [weight.shape[2], weight.shape[3]]
     _check_kernel_size(attrs, ksize, 2)
-    out = []
-    for j in range(2):
-        size = data.shape[2 + j]
-        pad = dim_add(*g.pads[j])
-        n = window_out(size, pad, ksize[j], g.strides[j], g.dilation[j])
-        if is_int(n) and n <= 0:
-            raise TypeRelError(f"the input is too small: spatial axis {j} has size {size} "
-                               f"(padded by {dim_str(pad)}) but the dilated kernel spans "
-                               f"{(ksize[j] - 1) * g.dilation[j] + 1}", arg=0, dim=2 + j)
-        out.append(n)
+    out = _spatial_out(data, g, ksize, [2, 3])
     return TensorType((data.shape[0], weight.shape[0], out[0], out[1], g.oc),
                       out_dtype(attrs.out_dtype, data.dtype))
 
@@ -323,11 +322,7 @@ def depthwise_conv2d_nchwc_rel(args: list[Type], attrs: Any) -> Type | None:
     if not all_known(args[:2]):
         return None
     g = depthwise_nchwc_geometry(attrs)
-    data, weight = tensor(args, 0, "data"), tensor(args, 1, "weight")
-    expect_rank(data, 5, "data", 0)
-    expect_rank(weight, 6, "weight", 1)
-    expect_dim(data.shape[4], g.ic, f"data_layout {attrs.data_layout!r} holds {g.ic} channels "
-               f"in its last axis but data has {dim_str(data.shape[4])}", arg=0, dim=4)
+    data, weight = _blocked_operands(args, g, attrs)
     for axis in (1, 4):
         expect_dim(weight.shape[axis], 1, f"a depthwise weight has 1 input channel per "
                    f"group: its axis {axis} must be 1, not {dim_str(weight.shape[axis])}",
@@ -347,15 +342,6 @@ def depthwise_conv2d_nchwc_rel(args: list[Type], attrs: Any) -> Type | None:
                    f"data has {dim_str(channels)} channels", arg=1, dim=0)
     ksize = [weight.shape[2], weight.shape[3]]
     _check_kernel_size(attrs, ksize, 2)
-    out = []
-    for j in range(2):
-        size = data.shape[2 + j]
-        pad = dim_add(*g.pads[j])
-        n = window_out(size, pad, ksize[j], g.strides[j], g.dilation[j])
-        if is_int(n) and n <= 0:
-            raise TypeRelError(f"the input is too small: spatial axis {j} has size {size} "
-                               f"(padded by {dim_str(pad)}) but the dilated kernel spans "
-                               f"{(ksize[j] - 1) * g.dilation[j] + 1}", arg=0, dim=2 + j)
-        out.append(n)
+    out = _spatial_out(data, g, ksize, [2, 3])
     return TensorType((data.shape[0], data.shape[1], out[0], out[1], g.oc),
                       out_dtype(attrs.out_dtype, data.dtype))

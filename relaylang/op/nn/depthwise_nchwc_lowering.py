@@ -35,7 +35,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..registry import implement
-from .lowering_support import _acc, _finish, _out, _product
+from .lowering_support import _acc, _conv_window, _finish, _out, _product
 
 
 @implement("nn.contrib_depthwise_conv2d_NCHWc", target="llvm")
@@ -44,14 +44,8 @@ def depthwise_conv2d_nchwc(b: Any, inputs: list, attrs: Any, out_type: Any) -> A
     g = depthwise_nchwc_geometry(attrs)
     data, weight = inputs
     shape, dt = _out(out_type)
-    if dt == "bool":
-        raise NotImplementedError("convolution of bool tensors")
+    strides, dil, pads = _conv_window(g, dt)
     acc = _acc(dt)
-    strides = [int(s) for s in g.strides]
-    dil = [int(d) for d in g.dilation]
-    pads = [(int(p), int(q)) for p, q in g.pads]
-    if any(p < 0 or q < 0 for p, q in pads):
-        raise NotImplementedError("negative convolution padding")
     if data.size == 0:
         # no input pixel (a zero batch, or an empty width or height read only through
         # the padding): every tap is padding, so every output is zero; no load at all

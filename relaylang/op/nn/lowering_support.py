@@ -22,6 +22,18 @@ def _out(out_type: Any) -> tuple[tuple[int, ...], str]:
     return tuple(int(d) for d in out_type.shape), str(out_type.dtype)
 
 
+def _conv_window(g: Any, dtype: str) -> tuple[list[int], list[int], list[tuple[int, int]]]:
+    """A convolution geometry's strides, dilation and (before, after) padding as ints;
+    NotImplementedError (the op falls back to its NumPy kernel) for what the convolution
+    lowerings do not compute: bool tensors, negative padding."""
+    if dtype == "bool":
+        raise NotImplementedError("convolution of bool tensors")
+    pads = [(int(p), int(q)) for p, q in g.pads]
+    if any(p < 0 or q < 0 for p, q in pads):
+        raise NotImplementedError("negative convolution padding")
+    return [int(s) for s in g.strides], [int(d) for d in g.dilation], pads
+
+
 def _finish(b: Any, t: Any, dtype: str, name: str) -> Any:
     """`t` (computed in _acc(dtype)) as a tensor of `dtype`."""
     if t.dtype == dtype:

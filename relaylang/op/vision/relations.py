@@ -20,43 +20,30 @@ def _float(t: TensorType, what: str, arg: int) -> None:
 def roi_align_rel(args: list[Type], attrs: Any) -> Type | None:
     if not all_known(args[:2]):
         return None
-    data = tensor(args, 0, "data")
-    rois = tensor(args, 1, "rois")
     choice(attrs.mode, ROI_MODES, "mode")
-    if attrs.layout not in ("NCHW", "NHWC"):
-        raise TypeRelError(f"roi_align supports layouts NCHW and NHWC, got {attrs.layout!r}")
-    _float(data, "data", 0)
-    _float(rois, "rois", 1)
-    expect_rank(data, 4, "data", 0)
-    expect_rank(rois, 2, "rois", 1)
-    expect_dim(rois.shape[1], 5, f"rois must be (R, 5) rows [batch, x1, y1, x2, y2], got "
-               f"{shape_str(rois.shape)}", 1, 1)
-    pooled = ints(attrs.pooled_size, "pooled_size")
-    if len(pooled) == 1:
-        pooled = pooled * 2
-    if len(pooled) != 2 or any(p <= 0 for p in pooled):
-        raise TypeRelError(f"pooled_size must be two positive integers, got {list(pooled)}")
-    if attrs.layout == "NCHW":
-        shape = (rois.shape[0], data.shape[1], *pooled)
-    else:
-        shape = (rois.shape[0], *pooled, data.shape[3])
-    return TensorType(shape, data.dtype)
+    return _roi_rel(args, attrs, "roi_align", "x1, y1, x2, y2")
 
 
 def roi_pool_rel(args: list[Type], attrs: Any) -> Type | None:
     """ROIPoolRel: (R, C, ph, pw) for NCHW, (R, ph, pw, C) for NHWC."""
     if not all_known(args[:2]):
         return None
+    return _roi_rel(args, attrs, "roi_pool", "w_start, h_start, w_end, h_end")
+
+
+def _roi_rel(args: list[Type], attrs: Any, op: str, corners: str) -> Type:
+    """What roi_align and roi_pool share: float data (4-D, NCHW or NHWC) and rois
+    (R, 5) rows [batch, `corners`]; the result (R, C, ph, pw) or (R, ph, pw, C)."""
     data = tensor(args, 0, "data")
     rois = tensor(args, 1, "rois")
     if attrs.layout not in ("NCHW", "NHWC"):
-        raise TypeRelError(f"roi_pool supports layouts NCHW and NHWC, got {attrs.layout!r}")
+        raise TypeRelError(f"{op} supports layouts NCHW and NHWC, got {attrs.layout!r}")
     _float(data, "data", 0)
     _float(rois, "rois", 1)
     expect_rank(data, 4, "data", 0)
     expect_rank(rois, 2, "rois", 1)
-    expect_dim(rois.shape[1], 5, f"rois must be (R, 5) rows [batch, w_start, h_start, w_end, "
-               f"h_end], got {shape_str(rois.shape)}", 1, 1)
+    expect_dim(rois.shape[1], 5, f"rois must be (R, 5) rows [batch, {corners}], got "
+               f"{shape_str(rois.shape)}", 1, 1)
     pooled = ints(attrs.pooled_size, "pooled_size")
     if len(pooled) == 1:
         pooled = pooled * 2

@@ -6,10 +6,10 @@ run with a message naming the function."""
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pytest
+from byoc_check import EXAMPLES, example_module
 
 import relaylang as rl
 from relaylang.backend.byoc import get_codegen
@@ -22,7 +22,6 @@ from relaylang.testing.models import example_inputs, get_workload
 from relaylang.transform import BindParams, InferType
 from relaylang.transform.byoc import get_pattern_table, supported_ops
 
-ROOT = Path(__file__).resolve().parents[2]
 TARGET = "blas"
 
 
@@ -153,21 +152,9 @@ def test_testing_workloads_give_the_llvm_values(name):
     assert_same_as_llvm(mod, params, inputs_of(mod, params))
 
 
-EXAMPLES = ["attention.relay", "conv_bn_relu.relay", "digits_mlp.relay", "mlp.relay",
-            "train_mlp.relay"]
-
-
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_examples_give_the_llvm_values(name):
-    mod = rl.parse((ROOT / "examples" / name).read_text(), str(ROOT / "examples" / name))
-    rng = np.random.default_rng(3)
-    inputs = []
-    for p in mod["main"].params:
-        shape = [int(d) for d in p.type_annotation.shape]
-        if "var" in p.name_hint:             # batch norm variances are positive
-            inputs.append((1 + rng.random(shape)).astype("float32"))
-        else:
-            inputs.append((rng.standard_normal(shape) * 0.2).astype("float32"))
+    mod, inputs = example_module(name)
     assert_same_as_llvm(mod, None, inputs)
 
 

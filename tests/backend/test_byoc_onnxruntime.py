@@ -8,10 +8,10 @@ function; without onnx/onnxruntime the message names the extra."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from byoc_check import EXAMPLES, example_module
 
 import relaylang as rl
 from relaylang.backend.byoc import get_codegen
@@ -33,7 +33,6 @@ from relaylang.transform.byoc import supported_ops
 pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
 
-ROOT = Path(__file__).resolve().parents[2]
 TARGET = "onnxruntime"
 
 
@@ -164,21 +163,9 @@ def test_testing_workloads_give_the_llvm_values(name):
     assert_same_as_llvm(mod, params, example_inputs(mod, params))
 
 
-EXAMPLES = ["attention.relay", "conv_bn_relu.relay", "digits_mlp.relay", "mlp.relay",
-            "train_mlp.relay"]
-
-
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_examples_give_the_llvm_values(name):
-    mod = rl.parse((ROOT / "examples" / name).read_text(), str(ROOT / "examples" / name))
-    rng = np.random.default_rng(3)
-    inputs = []
-    for p in mod["main"].params:
-        shape = [int(d) for d in p.type_annotation.shape]
-        if "var" in p.name_hint:
-            inputs.append((1 + rng.random(shape)).astype("float32"))
-        else:
-            inputs.append((rng.standard_normal(shape) * 0.2).astype("float32"))
+    mod, inputs = example_module(name)
     assert_same_as_llvm(mod, None, inputs)
     assert_partitioned_same_as_llvm(mod, inputs, expect_host=host_ops(passes_only(mod)))
 

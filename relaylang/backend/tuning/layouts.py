@@ -12,7 +12,6 @@ tuned in that layout (their tasks come from the module built with it).
 """
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +20,7 @@ import numpy as np
 
 from ...transform.layout.nchwc import DEPTHWISE_OP, MAX_BLOCK_CHOICES, MAX_BLOCK_CONFIG, NCHWC_OP
 from .database import GRAPH_KNOBS, model_key
+from .measure import entry_args, time_builds
 
 __all__ = ["GRAPH_KNOBS", "LayoutResult", "blocked_convolutions", "model_key", "time_builds",
            "tune_layout"]
@@ -60,8 +60,6 @@ def tune_layout(mod: Any, params: Mapping[str, Any] | None, entry: str = "main",
     """The fastest NCHWc max block for the model (None: it has no blocked convolution)."""
     from ...transform.pass_infra import PassContext
     from ..build import build, prepare
-    from ..native.kernels import flat_types
-    from .measure import random_array
     if not blocked_convolutions(prepare(mod, target, params, entry), entry):
         return None
     default, choices = GRAPH_KNOBS[MAX_BLOCK_CONFIG]
@@ -70,12 +68,7 @@ def tune_layout(mod: Any, params: Mapping[str, Any] | None, entry: str = "main",
         ctx = PassContext.current()
         with ctx.derived(config={**ctx.config, MAX_BLOCK_CONFIG: choice}):
             libs[choice] = build(mod, target, params=params, entry=entry)
-    rng = np.random.default_rng(seed)
-    args = []
-    for _, ty in libs[default].entry_params(entry):
-        leaves = [random_array(tuple(int(d) for d in t.shape), str(t.dtype), rng)
-                  for t in flat_types(ty)]
-        args.append(leaves[0] if len(leaves) == 1 else tuple(leaves))
+    args = entry_args(libs[default], entry, seed)
     want = libs[default][entry](*args)
     for choice, lib in libs.items():        # warm up, and the same values in every layout
         got = lib[entry](*args)
@@ -87,18 +80,6 @@ def tune_layout(mod: Any, params: Mapping[str, Any] | None, entry: str = "main",
     keep = best != default and times[best] <= times[default] * (1 - min_gain)
     return LayoutResult({MAX_BLOCK_CONFIG: best} if keep else {}, times[default],
                         times[best] if keep else times[default], times)
-
-
-def time_builds(libs: Mapping[int, Any], entry: str, args: list[Any],
-                rounds: int) -> dict[int, float]:
-    """Median ms per run of each build, run alternately on the same inputs."""
-    samples: dict[int, list[float]] = {c: [] for c in libs}
-    for _ in range(rounds):
-        for choice, lib in libs.items():
-            t0 = time.perf_counter()
-            lib[entry](*args)
-            samples[choice].append(time.perf_counter() - t0)
-    return {c: float(np.median(s)) * 1e3 for c, s in samples.items()}
 
 
 def _leaves(value: Any) -> list[Any]:

@@ -99,6 +99,31 @@ class Bench:
                            [np.array(o, copy=True) for o in outputs], compile_s)
 
 
+def entry_args(lib: Any, entry: str = "main", seed: int = 0) -> list[Any]:
+    """Random arguments for a built model's entry (`random_array` per tensor, a tuple
+    parameter as a tuple)."""
+    from ..native.kernels import flat_types
+    rng = np.random.default_rng(seed)
+    args = []
+    for _, ty in lib.entry_params(entry):
+        leaves = [random_array(tuple(int(d) for d in t.shape), str(t.dtype), rng)
+                  for t in flat_types(ty)]
+        args.append(leaves[0] if len(leaves) == 1 else tuple(leaves))
+    return args
+
+
+def time_builds(libs: Any, entry: str, args: list[Any], rounds: int) -> dict[Any, float]:
+    """Median ms per run of each of `libs` (a mapping name -> built library), run
+    alternately on the same inputs."""
+    samples: dict[Any, list[float]] = {c: [] for c in libs}
+    for _ in range(rounds):
+        for choice, lib in libs.items():
+            t0 = time.perf_counter()
+            lib[entry](*args)
+            samples[choice].append(time.perf_counter() - t0)
+    return {c: float(np.median(s)) * 1e3 for c, s in samples.items()}
+
+
 def _time(call: Any, ptrs: Any) -> float:
     """Milliseconds per call: the median of `BATCHES` batches, each at least `BATCH_S`."""
     for _ in range(WARMUP):

@@ -36,7 +36,7 @@ import numpy as np
 
 from ...ir import progress
 from .database import Database, GraphRecord, Record, load
-from .measure import Bench, random_array, same_values
+from .measure import Bench, entry_args, same_values, time_builds
 from .search import Trial, search
 from .tasks import Task, extract_tasks
 
@@ -254,22 +254,10 @@ def compare_builds(mod: Any, params: Mapping[str, Any] | None, db: str, entry: s
     """Median ms per run of the model built with the default schedules and with `db`,
     timed in alternation on the same random inputs."""
     from ..build import build
-    from ..native.kernels import flat_types
-    default = build(mod, target, params=params, entry=entry)
-    tuned = build(mod, target, params=params, entry=entry, tuning_db=db)
-    rng = np.random.default_rng(0)
-    args = []
-    for _, ty in default.entry_params(entry):
-        leaves = [random_array(tuple(int(d) for d in t.shape), str(t.dtype), rng)
-                  for t in flat_types(ty)]
-        args.append(leaves[0] if len(leaves) == 1 else tuple(leaves))
-    libs = [default, tuned]
-    for lib in libs:
+    libs = {"default": build(mod, target, params=params, entry=entry),
+            "tuned": build(mod, target, params=params, entry=entry, tuning_db=db)}
+    args = entry_args(libs["default"], entry)
+    for lib in libs.values():
         lib[entry](*args)
-    times: list[list[float]] = [[], []]
-    for _ in range(rounds):
-        for i, lib in enumerate(libs):
-            t0 = time.perf_counter()
-            lib[entry](*args)
-            times[i].append(time.perf_counter() - t0)
-    return float(np.median(times[0])) * 1e3, float(np.median(times[1])) * 1e3
+    times = time_builds(libs, entry, args, rounds)
+    return times["default"], times["tuned"]

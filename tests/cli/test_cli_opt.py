@@ -208,3 +208,17 @@ def test_opt_prints_what_passes_noted(tmp_path: Path, capsys: pytest.CaptureFixt
     assert code == 0 and "nn.relu(%x)" in out
     assert "note: MergeComposite: 12 patterns matched nothing: `blas.conv2d_bias_relu`" in err
     assert err.count("matched nothing") == 1
+
+
+def test_opt_unknown_pattern_table_is_a_located_error(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """A MergeComposite option naming no registered table is the user's error (exit 1,
+    at the module's first function), not an internal error of the pass."""
+    path = tmp_path / "relu.relay"
+    path.write_text('#[version = "0.0.5"]\n'
+                    "def @main(%x: Tensor[(2, 3), float32]) { nn.relu(%x) }\n")
+    code, out, err = opt(capsys, str(path), "-p", "MergeComposite{pattern_table=nosuch}")
+    assert code == 1 and out == ""
+    assert "relu.relay:2:1: error: MergeComposite: no pattern table registered for `nosuch`" \
+        in err
+    assert "internal error" not in err

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 from ...dataflow_pattern import DFPattern
 from ...dataflow_pattern.grouper import partition_pattern
-from ...ir.diagnostics import DiagnosticError
+from ...ir.diagnostics import Diagnostic, DiagnosticError
 from ...ir.expr import Call, Expr, Function
 from ...ir.module import IRModule
 from ...ir.normal_forms import is_opaque
@@ -60,6 +60,11 @@ def normalise_table(entries: Sequence[Any]) -> list[tuple[str, DFPattern, Callab
     return out
 
 
+class UnknownPatternTable(DiagnosticError, ValueError):
+    """MergeComposite's `pattern_table` names no registered table: a diagnostic (the
+    user's option, reported by `relay opt` with exit 1), and a ValueError as it was."""
+
+
 @register_pass
 @dataclass(frozen=True)
 class MergeComposite(ModulePass):
@@ -77,20 +82,28 @@ class MergeComposite(ModulePass):
                             "a registered table is `pattern_table=NAME`")
         object.__setattr__(self, "patterns", tuple(self.patterns))
 
-    def table(self) -> list[tuple[str, DFPattern, Callable[[Expr], bool]]]:
+    def table(self, mod: IRModule | None = None
+              ) -> list[tuple[str, DFPattern, Callable[[Expr], bool]]]:
+        """The patterns, the registered table's after the given ones; an unknown table is
+        a diagnostic at `mod`'s first function (the option names no place of its own)."""
         entries = list(self.patterns)
         if self.pattern_table:
             found = get_pattern_table(self.pattern_table)
             if found is None:
                 from .registry import registered_targets
                 known = ", ".join(registered_targets()) or "none"
-                raise ValueError(f"MergeComposite: no pattern table registered for "
-                                 f"`{self.pattern_table}` (tables: {known})")
+                # a bad option is the user's error (relay opt: exit 1), as ChangeBatch's
+                span = next(iter(mod.functions.values())).span if mod and mod.functions \
+                    else None
+                raise UnknownPatternTable([Diagnostic.error(
+                    f"MergeComposite: no pattern table registered for "
+                    f"`{self.pattern_table}` (tables: {known})", span, code="pass-option")],
+                    mod.sources if mod is not None else {})
             entries += found
         return normalise_table(entries)
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        table = self.table()
+        table = self.table(mod)
         out = mod.copy()
         used: set[str] = set()
         for gv, fn in mod.functions.items():

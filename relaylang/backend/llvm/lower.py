@@ -300,6 +300,8 @@ def _lower(fn: Function, name: str, constant_params: frozenset[int] | set[int]) 
             return h
         values[id(p)] = _handles_for(t, make)
     num_inputs = len(params)
+    b.constant_buffers = {id(params[k]) for i in constant_params if 0 <= i < len(param_leaves)
+                          for k in param_leaves[i]}
 
     # post-order walk, iterative
     stack: list[tuple[Expr, bool]] = [(fn.body, False)]

@@ -95,6 +95,9 @@ class LowerContext:
         self.stages: list[Tensor] = []
         self._names: dict[str, int] = {}
         self.constants: list[tuple[L.Buffer, Any]] = []    # baked data (scope "constant")
+        # parameter buffers the caller binds to build-time constants (lower.py's
+        # `constant_params`: stages computed from them alone are packed once, at build)
+        self.constant_buffers: set[int] = set()
 
     # ------------------------------------------------------------ naming
     def fresh(self, name: str) -> str:
@@ -108,6 +111,12 @@ class LowerContext:
         if data is not None:
             self.constants.append((buf, data))
         return Tensor(shape, dtype, buf.name, "placeholder", buffer=buf)
+
+    def is_build_constant(self, t: Tensor) -> bool:
+        """Whether `t` is known at build time (a baked constant, or a parameter bound to
+        one): a re-layout of it is then packed once, not repeated by every call."""
+        return t.kind == "placeholder" and t.buffer is not None and (
+            t.buffer.scope == "constant" or id(t.buffer) in self.constant_buffers)
 
     # ------------------------------------------------------------ scheduling knobs
     @staticmethod

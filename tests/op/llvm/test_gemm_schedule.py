@@ -323,3 +323,45 @@ def test_batch_matmul_loop_orders_keep_the_values(rows_outer: int) -> None:
     (values,) = [v for _, v in lib.kernel_schedules.values()]
     assert values["gemm.rows_outer"] == rows_outer
     np.testing.assert_allclose(lib(a, w), a @ w.transpose(0, 2, 1), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("rows", [1, 2, 3])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+def test_few_rows_with_a_build_time_weight_take_the_blocked_form(rows: int, dtype: str
+                                                                  ) -> None:
+    """A GEMV (MLP b1) whose weight is a build-time constant: the panels are packed once,
+    so even one row takes the blocked form (a weight read by every call keeps the dot
+    form); odd columns (padded panel), a fused bias and relu, and dense and matmul in
+    both transposes give the interpreter's values."""
+    dense = _program({"x": (rows, 37), "w": (70, 37)}, dtype, ["nn.dense(%x, %w, units=None)"])
+    (packed,) = _lowered(dense, frozenset({1}))
+    assert isinstance(packed, PackedPrimFunc) and "dense_weight_b" in str(packed.packed[0].packer)
+    assert "weight_b" not in str(_lowered(dense)[0])
+    rng = np.random.default_rng(rows)
+    x = _values((rows, 37), dtype, rng)
+    w, wt, c = _values((70, 37), dtype, rng), _values((37, 61), dtype, rng), \
+        _values((70,), dtype, rng)
+    text = HEAD + (
+        f"def @main(%x: Tensor[({rows}, 37), {dtype}], %w: Tensor[(70, 37), {dtype}], "
+        f"%wt: Tensor[(37, 61), {dtype}], %c: Tensor[(70), {dtype}]) {{\n"
+        "  (nn.relu(nn.bias_add(nn.dense(%x, %w), %c)), nn.matmul(%x, %wt),\n"
+        "   nn.matmul(%x, %w, transpose_b=True))\n}\n")
+    mod = rl.parse(text)
+    lib = rl.build(mod, target="llvm", params={"w": w, "wt": wt, "c": c})
+    want = rl.evaluate(mod, x, w, wt, c)
+    rtol, atol = TOL[dtype]
+    for g, e in zip(lib(x), want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=rtol, atol=atol)
+
+
+def test_a_large_gemv_weight_keeps_the_dot_form() -> None:
+    """One row by a weight over _GEMV_BLOCKED_MAX_BYTES streams from memory either way:
+    the dot form reads no padded columns. A matmul without transpose_b would read that
+    weight strided in the dot form: blocked."""
+    from relaylang.op.nn.gemm_lowering import _GEMV_BLOCKED_MAX_BYTES
+    k = 1024
+    n = _GEMV_BLOCKED_MAX_BYTES // (4 * k) + 8
+    dense = _program({"x": (1, k), "w": (n, k)}, "float32", ["nn.dense(%x, %w, units=None)"])
+    assert "weight_b" not in str(_lowered(dense, frozenset({1}))[0])
+    matmul = _program({"x": (1, k), "w": (k, n)}, "float32", ["nn.matmul(%x, %w, units=None)"])
+    assert "weight_b" in str(_lowered(matmul, frozenset({1}))[0].packed[0].packer)

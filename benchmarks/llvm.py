@@ -344,6 +344,19 @@ def _ort_session(model: Any, threads: int) -> Any:
                                 providers=["CPUExecutionProvider"])
 
 
+def _blas_threads(n: int) -> Any:
+    """NumPy's BLAS limited to `n` threads, as relaylang and ORT are (threadpoolctl, of
+    the `bench` extra; without it OpenBLAS uses every core and a note says so)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        print("note: threadpoolctl is not installed: NumPy's BLAS uses every core",
+              file=sys.stderr)
+        import contextlib
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=n, user_api="blas")
+
+
 def _set_threads(n: int | None) -> None:
     if n is None:
         os.environ.pop("RELAY_NUM_THREADS", None)
@@ -401,7 +414,8 @@ def bench_ort(spec: OrtSpec, threads: tuple[int, ...], repeat: int, profile: boo
             one = max(time.perf_counter() - t0, 1e-6)
             block = int(min(50, max(3, 0.02 / one)))
             fns = [relay, ort_run] + ([numpy_fn] if numpy_fn else [])
-            meds = blocks_many(fns, max(3, repeat), block=block, settle=2)
+            with _blas_threads(n):
+                meds = blocks_many(fns, max(3, repeat), block=block, settle=2)
             relay_s, ort_s = meds[0], meds[1]
             numpy_s = meds[2] if numpy_fn else None
             ratio = relay_s / ort_s

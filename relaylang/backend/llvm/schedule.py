@@ -20,6 +20,15 @@ order, which is dependency order) and the outputs. Each gets one loop nest:
   accumulator, `for i..: acc = init; for k..: acc = combine(acc, src); buf[i] = acc`
   (the k loop vectorises: the combine may reassociate).
 
+Fused epilogues (`_fuse_epilogues`): an output that is an element-wise function of one
+local reduction stage (a convolution's or dense's bias, ReLU, residual add; or just the
+stage in the output's layout: flattened pixels, blocked columns) is written by the
+reduction itself as it stores each tile, from the accumulators: no local stage and no
+second pass over it. Under K blocking the partial sums stay in a local row and a pass
+after the last chunk writes the output through the epilogue. On one core: a 1x1
+convolution 64->256 on 56x56 with a residual add went from 0.81 to 0.61 ms (0.51 with
+no epilogue), with a bias from 0.68 to 0.51; MobileNet 6% faster, GPT-2's stack 2-6%.
+
 Parallelism: every nest of the kernel goes inside ONE parallel loop over the leading
 spatial dims they share (flattened, dims of extent 1 dropped), when iteration `p` of
 each nest reads only row `p` of what earlier nests produced (every load of a produced
@@ -304,7 +313,8 @@ def _prefetches(v: Expr, row: Var, j: Var, r: L.Reduce, sub: dict[int, Expr],
 
 
 def _tiled_reduce(axes: Sequence[Var], prefix: tuple[Expr, ...], r: L.Reduce,
-                  buf: Buffer, parallel: bool = False, parallel_rows: bool = False) -> Stmt:
+                  buf: Buffer, parallel: bool = False, parallel_rows: bool = False,
+                  epilogue: Epilogue | None = None) -> Stmt:
     """for outer..: for jo: acc[T] = init; for k..: for ji: acc[ji] op= src[j = jo*T+ji];
     buf[.., jo*T+ji] = acc[ji]. The tile is a local of T elements (registers after
     LLVM's SROA), the k loops run outside it; the last partial tile is the last jo
@@ -312,7 +322,8 @@ def _tiled_reduce(axes: Sequence[Var], prefix: tuple[Expr, ...], r: L.Reduce,
     become 0). When `_row_block` gives R > 1, each tile covers R rows of the axis before
     the columns (R accumulators updated in one k loop; a last block of fewer rows); with
     `parallel_rows` (leading axes of extent 1 only) the loop over row blocks is the
-    parallel one."""
+    parallel one. An `epilogue` is applied as the tiles are stored (under K blocking,
+    whose partial sums go through `buf`, by a pass over the rows after the last chunk)."""
     v, acc_dt = _source_value(r)
     outer, j = tuple(axes[:-1]), axes[-1]
     extent = int(j.extent or 0)
@@ -338,6 +349,11 @@ def _tiled_reduce(axes: Sequence[Var], prefix: tuple[Expr, ...], r: L.Reduce,
     # a chunk of the reduction: (first k, length, whether it is the first chunk); None:
     # the whole reduction (the accumulators start from the init value)
     Chunk = tuple[Expr, int, bool] | None
+    # where K blocking keeps its partial sums: `buf`, or (with an epilogue) a local row
+    partial: Buffer | None = None
+
+    def held(at: tuple[Expr, ...]) -> tuple[Buffer, tuple[Expr, ...]]:
+        return (buf, at) if partial is None else (partial, at[-2:])
 
     def tile(w: int, row_exprs: Sequence[Expr | None], chunk: Chunk = None,
              prefetch: tuple[tuple[Expr, ...], int] | None = None) -> Stmt:
@@ -367,14 +383,18 @@ def _tiled_reduce(axes: Sequence[Var], prefix: tuple[Expr, ...], r: L.Reduce,
             accs.append(acc)
             start: Expr = _init_value(r.op, acc_dt)
             if chunk is not None and not chunk[2]:
-                start = L.Load(buf, prefix + idx + (jexpr,))
+                start = L.Load(*held(prefix + idx + (jexpr,)))
             inits.append(L.For(ji, w, L.Store(acc, (ji,), start), kind))
             updates.append(L.For(ji, w, L.Store(acc, (ji,), _combine(
                 r.op, L.Load(acc, (ji,)), src)), kind))
             out: Expr = L.Load(acc, (ji,))
             if buf.dtype != acc_dt:
                 out = L.Cast(out, buf.dtype)
-            stores.append(L.For(ji, w, L.Store(buf, prefix + idx + (jexpr,), out), kind))
+            if chunk is None:
+                store = _store_result(buf, prefix + idx + (jexpr,), out, epilogue)
+            else:                       # a partial sum
+                store = L.Store(*held(prefix + idx + (jexpr,)), out)
+            stores.append(L.For(ji, w, store, kind))
         red: Stmt = L.seq(*updates)
         if chunk is not None and prefetch is not None and row_exprs[0] is not None:
             assert kk is not None
@@ -419,6 +439,11 @@ def _tiled_reduce(axes: Sequence[Var], prefix: tuple[Expr, ...], r: L.Reduce,
         io = Var(_tmp("io"), extent=full + (1 if last and parallel_rows else 0))
         base = L.binary("mul", io, L.const(rows, L.INDEX))
         kc_len = _k_chunk(r, buf, acc_dt, width, nrows, rows, parallel_rows)
+        if kc_len and epilogue is not None:
+            # the partial sums in a local row of the stage, as without the epilogue
+            # (in the output they measured up to 10% slower: ResNet-50's strided 1x1
+            # convolutions), which a pass after the last chunk writes through it
+            partial = Buffer(_tmp(f"{buf.name}_part"), (nrows, extent), buf.dtype, "local")
 
         ahead = 0
         if kc_len and full:
@@ -463,13 +488,22 @@ def _tiled_reduce(axes: Sequence[Var], prefix: tuple[Expr, ...], r: L.Reduce,
             zi = Var(_tmp("zi"), extent=nrows)
             zj = Var(_tmp("zj"), extent=extent)
             chunks: list[Stmt] = [_loops([zi, zj], L.Store(
-                buf, prefix + tuple(outer_idx[:-1]) + (zi, zj), _init_value(r.op, acc_dt)))]
+                *held(prefix + tuple(outer_idx[:-1]) + (zi, zj)), _init_value(r.op, acc_dt)))]
             kc = Var(_tmp("kc"), extent=nchunks)
             first_k = L.binary("mul", kc, L.const(kc_len, L.INDEX))
             chunks.append(L.For(kc, nchunks, row_blocks((first_k, kc_len, False)), "serial"))
             if krem:
                 chunks.append(row_blocks((L.const(nchunks * kc_len, L.INDEX), krem, False)))
+            if partial is not None:
+                assert epilogue is not None
+                ei = Var(_tmp("ei"), extent=nrows)
+                ej = Var(_tmp("ej"), extent=extent)
+                chunks.append(_loops([ei, ej], _store_result(
+                    buf, prefix + tuple(outer_idx[:-1]) + (ei, ej), L.Load(partial, (ei, ej)),
+                    epilogue)))
             stmt = L.seq(*chunks)
+            if partial is not None:
+                stmt = L.Allocate(partial, stmt)
         else:
             stmt = row_blocks(None)
         loops = loop_outer[:-1]
@@ -479,13 +513,13 @@ def _tiled_reduce(axes: Sequence[Var], prefix: tuple[Expr, ...], r: L.Reduce,
 
 
 def _reduce_stmt(axes: Sequence[Var], prefix: tuple[Expr, ...], r: L.Reduce,
-                 buf: Buffer) -> Stmt:
+                 buf: Buffer, epilogue: Epilogue | None = None) -> Stmt:
     """The loops of a reduction over the spatial `axes` (the loop axes) storing to
-    `buf[prefix + axes]`."""
+    `buf[prefix + axes]` (through `epilogue`, when given)."""
     if r.op in ("argmax", "argmin"):
-        return _arg_reduce(axes, prefix, r, buf)
+        return _arg_reduce(axes, prefix, r, buf, epilogue)
     if _is_inner_spatial(axes, r):
-        return _tiled_reduce(axes, prefix, r, buf)
+        return _tiled_reduce(axes, prefix, r, buf, epilogue=epilogue)
     v, acc_dt = _source_value(r)
     acc = Buffer(_tmp(f"{buf.name}_acc"), (), acc_dt, "local")
     upd = L.Store(acc, (), _combine(r.op, L.Load(acc, ()), v))
@@ -494,7 +528,8 @@ def _reduce_stmt(axes: Sequence[Var], prefix: tuple[Expr, ...], r: L.Reduce,
     if buf.dtype != acc_dt:
         result = L.Cast(result, buf.dtype)
     inner_body = L.Allocate(acc, L.seq(L.Store(acc, (), _init_value(r.op, acc_dt)), red,
-                                       L.Store(buf, prefix + tuple(axes), result)))
+                                       _store_result(buf, prefix + tuple(axes), result,
+                                                     epilogue)))
     stmt: Stmt = inner_body
     for a in reversed(axes):
         stmt = L.For(a, int(a.extent or 0), stmt, "serial")
@@ -502,7 +537,7 @@ def _reduce_stmt(axes: Sequence[Var], prefix: tuple[Expr, ...], r: L.Reduce,
 
 
 def _arg_reduce(axes: Sequence[Var], prefix: tuple[Expr, ...], r: L.Reduce,
-                buf: Buffer) -> Stmt:
+                buf: Buffer, epilogue: Epilogue | None = None) -> Stmt:
     src = r.source
     vdt = _acc_dtype(src.dtype)
     v = src if src.dtype == vdt else L.Cast(src, vdt)
@@ -531,7 +566,7 @@ def _arg_reduce(axes: Sequence[Var], prefix: tuple[Expr, ...], r: L.Reduce,
     # the first element decides when every value equals the initial one (or is -inf)
     body = L.Allocate(best, L.Allocate(where, L.seq(
         L.Store(best, (), init_best), L.Store(where, (), L.const(0, "int64")), red,
-        L.Store(buf, prefix + tuple(axes), result))))
+        _store_result(buf, prefix + tuple(axes), result, epilogue))))
     stmt: Stmt = body
     for a in reversed(axes):
         stmt = L.For(a, int(a.extent or 0), stmt, "serial")
@@ -540,10 +575,11 @@ def _arg_reduce(axes: Sequence[Var], prefix: tuple[Expr, ...], r: L.Reduce,
 
 def _item_stmt(axes: Sequence[Var], prefix: tuple[Expr, ...], body: Expr,
                buf: Buffer, index: tuple[Expr, ...] | None = None,
-               guard: Expr | None = None) -> Stmt:
+               guard: Expr | None = None, epilogue: Epilogue | None = None) -> Stmt:
     if isinstance(body, L.Reduce):
         assert index is None
-        return _reduce_stmt(axes, prefix, body, buf)
+        return _reduce_stmt(axes, prefix, body, buf, epilogue)
+    assert epilogue is None
     value = body if body.dtype == buf.dtype else L.Cast(body, buf.dtype)
     store: Stmt = L.Store(buf, prefix + tuple(axes) if index is None else index, value)
     if guard is not None:
@@ -551,17 +587,55 @@ def _item_stmt(axes: Sequence[Var], prefix: tuple[Expr, ...], body: Expr,
     return _loops(axes, store)
 
 
+class Epilogue:
+    """What an output does to a reduction's result, element by element, applied where
+    the reduction stores it (`_fuse_epilogues`): `out[g(i)] = f(t[i], inputs..)` becomes
+    `out[g(i)] = f(acc, ..)` written from the accumulators, with no stage `t` and no
+    second pass over it. `g` maps `t`'s index one-to-one onto `out`'s (the same index;
+    flattened pixels `q -> (q / W, q % W)`; blocked columns `(jb, jj) -> jb * B + jj`).
+    `index` and `body` are expressions over `svars`, one variable per dim of `t`;
+    `body` reads `t` (`stage`) where the output read it."""
+    __slots__ = ("body", "dtype", "index", "out", "stage", "svars")
+
+    def __init__(self, stage: Buffer, svars: tuple[Var, ...], out: Buffer,
+                 index: tuple[Expr, ...], body: Expr):
+        self.stage, self.svars, self.out, self.index, self.body = stage, svars, out, index, body
+        self.dtype = out.dtype
+
+    def locate(self, at: Sequence[Expr]) -> tuple[Buffer, tuple[Expr, ...]]:
+        """Where the element `at` of the stage lives in the output."""
+        sub = {id(v): e for v, e in zip(self.svars, at)}
+        return self.out, tuple(L.substitute(e, sub) for e in self.index)
+
+    def apply(self, value: Expr, at: Sequence[Expr]) -> Expr:
+        """The output's value for the stage's element `at` when the reduction's result
+        there is `value`."""
+        e = _map_loads(self.body, lambda ld: value if ld.buffer is self.stage else None)
+        e = L.substitute(e, {id(v): i for v, i in zip(self.svars, at)})
+        return e if e.dtype == self.dtype else L.Cast(e, self.dtype)
+
+
+def _store_result(buf: Buffer, index: tuple[Expr, ...], value: Expr,
+                  epilogue: Epilogue | None) -> L.Store:
+    """`buf[index] = value`, or through `epilogue` (`buf` is then its stage)."""
+    if epilogue is None:
+        return L.Store(buf, index, value)
+    out, at = epilogue.locate(index)
+    return L.Store(out, at, epilogue.apply(value, index))
+
+
 class _Item:
     """One loop nest to emit: `buf[axes] = body` (a stage or an output), or
     `buf[index] = body` when `index` is given (an output written in its producer's
     order, see `_relaid`; only where `guard` holds, when given: the producer's padded
-    columns are skipped)."""
-    __slots__ = ("axes", "body", "buf", "guard", "index", "local")
+    columns are skipped). A reduction with an `epilogue` stores `epilogue(result)`."""
+    __slots__ = ("axes", "body", "buf", "epilogue", "guard", "index", "local")
 
     def __init__(self, axes: tuple[Var, ...], body: Expr, buf: Buffer, local: bool,
-                 index: tuple[Expr, ...] | None = None, guard: Expr | None = None):
+                 index: tuple[Expr, ...] | None = None, guard: Expr | None = None,
+                 epilogue: Epilogue | None = None):
         self.axes, self.body, self.buf, self.local = axes, body, buf, local
-        self.index, self.guard = index, guard
+        self.index, self.guard, self.epilogue = index, guard, epilogue
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -699,7 +773,8 @@ def _fused(items: Sequence[_Item], depth: int) -> tuple[Stmt, int]:
                 index = tuple(L.substitute(e, lead) for e in it.index)
                 if it.guard is not None:
                     guard = L.substitute(it.guard, lead)
-        stmts.append(_item_stmt(it.axes[depth:], prefix, body, nb, index, guard))
+        stmts.append(_item_stmt(it.axes[depth:], prefix, body, nb, index, guard,
+                                it.epilogue))
     inner = L.seq(*stmts)
     for buf in reversed(allocs):
         inner = L.Allocate(buf, inner)
@@ -839,9 +914,10 @@ def _lone_reduction(it: _Item) -> tuple[Stmt, int] | None:
     if it.local or not isinstance(r, L.Reduce) or not _is_inner_spatial(it.axes, r):
         return None
     if math.prod(it.shape[:-1]) == 1:
-        stmt = _tiled_reduce(it.axes, (), r, it.buf, parallel=True)
+        stmt = _tiled_reduce(it.axes, (), r, it.buf, parallel=True, epilogue=it.epilogue)
     elif math.prod(it.shape[:-2]) == 1 and _row_block(it.axes, r) > 1:
-        stmt = _tiled_reduce(it.axes, (), r, it.buf, parallel_rows=True)
+        stmt = _tiled_reduce(it.axes, (), r, it.buf, parallel_rows=True,
+                             epilogue=it.epilogue)
     else:
         return None
     assert isinstance(stmt, L.For)
@@ -901,10 +977,141 @@ def _with_prologue(items: Sequence[_Item]) -> tuple[Stmt, int] | None:
     if pro:
         knobs.ask(PROLOGUE_RANGES_KNOB, PROLOGUE_RANGES, (1, 2, 4))
     stmt, extent = lone if lone is not None else _fused(main, depth)
-    body = L.seq(*[_item_stmt(it.axes, (), it.body, it.buf) for it in pro], stmt)
+    body = L.seq(*[_item_stmt(it.axes, (), it.body, it.buf, epilogue=it.epilogue)
+                   for it in pro], stmt)
     for it in reversed(pro):
         body = L.Allocate(it.buf, body)
     return body, extent
+
+
+def _fuse_epilogues(items: list[_Item]) -> list[_Item]:
+    """Each output that is an element-wise function of one local reduction stage, read
+    at one index that maps the stage one-to-one onto the output (`_stage_to_output`),
+    becomes that reduction's `Epilogue` (a convolution's or dense's bias, ReLU and
+    residual add): the reduction writes the output itself, from its accumulators, in
+    the output's place in the order (the nests between them do not read the stage).
+    Not fused: a stage read by another nest, an output reading another nest's buffer,
+    a stage in another dtype (float16 outputs of float32 sums)."""
+    readers: dict[int, int] = {}
+    for it in items:
+        for n in L.walk(it.body):
+            if isinstance(n, L.Load):
+                readers[id(n.buffer)] = readers.get(id(n.buffer), 0) + 1
+    produced = {id(it.buf) for it in items}
+    stages = {id(it.buf): it for it in items if it.local}
+    fused: dict[int, _Item] = {}          # id(output item) -> the reduction writing it
+    taken: set[int] = set()               # id(stage item) fused away
+    for out in items:
+        if out.local or out.index is not None or out.epilogue is not None or \
+                isinstance(out.body, L.Reduce):
+            continue
+        loads = [n for n in L.walk(out.body) if isinstance(n, L.Load)
+                 and id(n.buffer) in produced]
+        if not loads or any(ld.buffer is not loads[0].buffer for ld in loads):
+            continue
+        stage = stages.get(id(loads[0].buffer))
+        if stage is None or not isinstance(stage.body, L.Reduce) or id(stage) in taken or \
+                stage.buf.dtype != out.buf.dtype or \
+                readers.get(id(stage.buf), 0) != len(loads):
+            continue
+        epilogue = _stage_to_output(stage, out, loads)
+        if epilogue is None:
+            continue
+        fused[id(out)] = _Item(stage.axes, stage.body, stage.buf, False, epilogue=epilogue)
+        taken.add(id(stage))
+    if not fused:
+        return items
+    return [fused.get(id(it), it) for it in items if id(it) not in taken]
+
+
+def _stage_to_output(stage: _Item, out: _Item, loads: list[L.Load]) -> Epilogue | None:
+    """The epilogue writing `out` from `stage`'s results, when every load of the stage
+    in `out` has the same index, one that maps the stage one-to-one onto the output:
+    each dim of the stage an output axis of the same extent, a flattened pair of them
+    (`h * W + w`, w of extent W), or with another dim a split one (`o / B`, `o % B`,
+    the stage's dims B and the output's extent / B: no padded columns); output axes of
+    extent 1 may be absent. None otherwise."""
+    index = loads[0].indices
+    if any(len(ld.indices) != len(index) or
+           any(not _same_expr(a, b) for a, b in zip(ld.indices, index)) for ld in loads[1:]):
+        return None
+    shape = stage.shape
+    if len(index) != len(shape) or math.prod(shape) != math.prod(out.shape):
+        return None
+    ext = {id(a): int(a.extent or 0) for a in out.axes}
+    svars = tuple(Var(_tmp(f"{stage.buf.name}_s"), extent=d) for d in shape)
+    inv: dict[int, Expr] = {}
+    split: dict[int, dict[str, tuple[int, int]]] = {}
+
+    def axis(e: Expr) -> bool:
+        return isinstance(e, Var) and id(e) in ext
+
+    def assign(a: Var, e: Expr) -> bool:
+        if id(a) in inv:
+            return False
+        inv[id(a)] = e
+        return True
+    for q, e in enumerate(index):
+        sv, d = svars[q], shape[q]
+        if axis(e):
+            if ext[id(e)] != d or not assign(e, sv):
+                return None
+        elif (isinstance(e, L.Binary) and e.op == "add" and axis(e.b)
+              and isinstance(e.a, L.Binary) and e.a.op == "mul" and axis(e.a.a)
+              and isinstance(e.a.b, L.Const)):
+            h, w, c = e.a.a, e.b, int(e.a.b.value)
+            if h is w or ext[id(w)] != c or ext[id(h)] * c != d or \
+                    not assign(h, L.binary("div", sv, L.const(c, L.INDEX))) or \
+                    not assign(w, L.binary("mod", sv, L.const(c, L.INDEX))):
+                return None
+        elif (isinstance(e, L.Binary) and e.op in ("div", "mod") and axis(e.a)
+              and isinstance(e.b, L.Const) and int(e.b.value) > 0):
+            if e.op in split.setdefault(id(e.a), {}):
+                return None
+            split[id(e.a)][e.op] = (q, int(e.b.value))
+        elif isinstance(e, L.Const) and d == 1 and e.value == 0:
+            continue
+        else:
+            return None
+    for a in out.axes:
+        parts = split.get(id(a))
+        if parts is not None:
+            if set(parts) != {"div", "mod"}:
+                return None
+            (qd, c), (qm, c2) = parts["div"], parts["mod"]
+            if c != c2 or shape[qm] != c or shape[qd] * c != ext[id(a)] or not assign(
+                    a, L.binary("add", L.binary("mul", svars[qd], L.const(c, L.INDEX)),
+                                svars[qm])):
+                return None
+        elif id(a) not in inv:
+            if ext[id(a)] != 1:
+                return None
+            inv[id(a)] = L.const(0, L.INDEX)
+    out_index = tuple(inv[id(a)] for a in out.axes)
+    # the tiles store along the stage's last dim: it must stay the output's contiguous
+    # one (a plain NCHW output of a blocked stage is written by `_relaid` instead, its
+    # rows read strided from the local stage and stored contiguously)
+    if svars:
+        last, inner = out_index[-1] if out_index else None, svars[-1]
+        if not (last is inner or (isinstance(last, L.Binary) and last.op == "add"
+                                  and last.b is inner)):
+            return None
+    body = L.substitute(out.body, inv)
+    return Epilogue(stage.buf, svars, out.buf, out_index, body)
+
+
+def _same_expr(x: Expr, y: Expr) -> bool:
+    """Structurally equal index expressions (variables by identity)."""
+    if x is y:
+        return True
+    if type(x) is not type(y) or isinstance(x, (Var, L.Load)):
+        return False
+    if isinstance(x, L.Const):
+        return x.value == y.value and x.dtype == y.dtype      # type: ignore[attr-defined]
+    if any(getattr(x, f, None) != getattr(y, f, None) for f in ("op", "dtype", "name")):
+        return False
+    kx, ky = L.children(x), L.children(y)
+    return len(kx) == len(ky) and all(_same_expr(a, b) for a, b in zip(kx, ky))
 
 
 def schedule(b: LowerContext, outputs: Sequence[Tensor], out_buffers: Sequence[Buffer]
@@ -943,6 +1150,7 @@ def _schedule(outputs: Sequence[Tensor], out_buffers: Sequence[Buffer], b: Lower
         items.append(_Item(axes, value, ob, False))
     if not items:
         return L.Seq(()), 1
+    items = _fuse_epilogues(items)
     depth = _choose_depth(items)
     if depth:
         return _fused(items, depth)
@@ -954,7 +1162,7 @@ def _schedule(outputs: Sequence[Tensor], out_buffers: Sequence[Buffer], b: Lower
         lone = _lone_reduction(items[0])
         if lone is not None:
             return lone
-    stmts = [_item_stmt(it.axes, (), it.body, it.buf) for it in items]
+    stmts = [_item_stmt(it.axes, (), it.body, it.buf, epilogue=it.epilogue) for it in items]
     body = L.seq(*stmts)
     for it in reversed(items):
         if it.local:

@@ -140,8 +140,10 @@ CASES = [
     ((2, 5, 15, 13, 8), (1, 5, 3, 3, 8, 64), "strides=[2, 2], padding=[0, 1, 1, 0]"),
     ((1, 24, 7, 7, 8), (2, 24, 1, 1, 8, 64), ""),                            # 1x1, chunks of cb
     ((2, 24, 14, 14, 8), (1, 24, 1, 1, 8, 64), "strides=[2, 2]"),            # 1x1 /2, batch 2
-    ((1, 6, 7, 5, 8), (1, 6, 3, 3, 8, 80), "padding=[1, 1, 1, 1]"),         # tile 64 + 16
-    ((1, 9, 8, 9, 8), (1, 9, 3, 3, 8, 32), "padding=[1, 0, 0, 1]"),         # 2 lines a tile
+    # batch 2: one block of output channels and batch 1 would leave only the row blocks
+    # to run in parallel, which runs them without K chunks
+    ((2, 6, 7, 5, 8), (1, 6, 3, 3, 8, 80), "padding=[1, 1, 1, 1]"),         # tile 64 + 16
+    ((2, 9, 8, 9, 8), (1, 9, 3, 3, 8, 32), "padding=[1, 0, 0, 1]"),         # 2 lines a tile
     ((1, 4, 1, 1, 8), (1, 4, 3, 3, 8, 64), "padding=[1, 1, 1, 1]"),         # 1x1 spatial
 ]
 

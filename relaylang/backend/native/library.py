@@ -147,7 +147,7 @@ def lend_pool(program: Any) -> None:
     if pool is None or pool.size < 2:
         program.set_parallel(0, 0)
     elif getattr(program, "_lent_to", None) is not pool:
-        program.set_parallel(pool.address, pool.run_address, keep=pool)
+        program.set_parallel(pool.address, pool.run_ranges_address, keep=pool)
         program._lent_to = pool
 
 

@@ -366,7 +366,8 @@ def module_ir() -> str:
     b.ret_void()
 
     # i32 pool_run_ranges(i64* pool, i8* fn, i8** args, i64 extent, i64 per_thread):
-    # split into threads * per_thread ranges (at most `extent`)
+    # split into threads * per_thread ranges (at most `extent`; per_thread <= 0: the
+    # pool's own W_CHUNKS, as pool_run)
     run = ir.Function(mod, ir.FunctionType(i32, [i64p, i8p, i8pp, i64, i64]),
                       "relay_pool_run_ranges")
     pool, fn, args, extent, per_thread = run.args
@@ -393,8 +394,11 @@ def module_ir() -> str:
     # threads * CHUNKS_PER_THREAD ranges (at most `extent`), claimed one at a time: a
     # worker that comes late or is descheduled takes fewer of them, and the caller waits
     # at most for the ranges a worker already runs
-    # per_thread clamped to [1, extent] (so threads * per cannot overflow)
-    per = b.select(b.icmp_signed(">", per_thread, const(0)), per_thread, const(1))
+    # per_thread (W_CHUNKS when not positive) clamped to [1, extent] (so threads * per
+    # cannot overflow)
+    per = b.select(b.icmp_signed(">", per_thread, const(0)), per_thread,
+                   load(b, pool, W_CHUNKS))
+    per = b.select(b.icmp_signed(">", per, const(0)), per, const(1))
     per = b.select(b.icmp_unsigned(">", per, extent), extent, per)
     chunks = b.mul(threads, per)
     parts = b.select(b.icmp_unsigned("<", extent, chunks), extent, chunks)
@@ -453,7 +457,7 @@ def module_ir() -> str:
 
     run_ranges = run
     # i32 pool_run(i64* pool, i8* fn, i8** args, i64 extent): the pool's own ranges per
-    # thread (W_CHUNKS; native programs call this one)
+    # thread (W_CHUNKS)
     run = ir.Function(mod, ir.FunctionType(i32, [i64p, i8p, i8pp, i64]), "relay_pool_run")
     pool, fn, args, extent = run.args
     b = ir.IRBuilder(run.append_basic_block("entry"))
@@ -686,8 +690,9 @@ class NativePool:
         self._funcs = funcs
         self._run = funcs.run
         self._run_ranges = funcs.run_ranges
-        # `relay_pool_run`'s address: native programs call it directly
-        self.run_address = int(funcs.addresses["relay_pool_run"])
+        # `relay_pool_run_ranges`'s address: native programs call it directly, with
+        # each kernel's ranges per thread
+        self.run_ranges_address = int(funcs.addresses["relay_pool_run_ranges"])
         self._memory = ctypes.create_string_buffer(POOL_WORDS * 8 + 64)     # zeroed
         base = ctypes.addressof(self._memory)
         self.address = base + (-base % 64)

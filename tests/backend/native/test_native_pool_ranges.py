@@ -108,6 +108,23 @@ def test_huge_ranges_per_thread_are_clamped(monkeypatch):
                 assert ranges == [(i, i + 1) for i in range(extent)]
 
 
+@pytest.mark.parametrize("per", [0, -3])
+def test_native_ranges_per_thread_below_one_mean_the_pools_own(monkeypatch, per):
+    """`relay_pool_run_ranges` with 0 (or a negative count) splits like `relay_pool_run`:
+    the pool's CHUNKS_PER_THREAD ranges per thread (native programs pass 0 for a kernel
+    without a prologue)."""
+    pool = _pool(monkeypatch, 2)
+    rec = Recorder()
+    ptrs = (ctypes.c_void_p * 1)()
+    for extent in (1, 5, 56):
+        before = pool.status()["dispatches"]
+        assert pool._run_ranges(pool.address, rec.address, ptrs, extent, per) == 0
+        ranges = sorted((b, e) for b, e, _ in rec.take())
+        assert _covered(ranges, extent)
+        if pool.status()["dispatches"] - before:
+            assert ranges == threads.split(extent, min(extent, 2 * threads.CHUNKS_PER_THREAD))
+
+
 def test_ranges_per_thread_checked(monkeypatch):
     pool = _pool(monkeypatch, 2)
     rec = Recorder()

@@ -36,8 +36,9 @@ Design (one LLVM module per program, through the kernel cache):
 - Threads: a kernel that `compile_program(parallel=...)` marks (the executor's
   `prim_worth_splitting`) is called through the module globals `relay_parallel_pool` /
   `relay_parallel_run`: the worker pool the caller lends with
-  `NativeProgram.set_parallel` before each call (the native pool's `pool_run`), or
-  inline when none is lent.
+  `NativeProgram.set_parallel` before each call (the native pool's `pool_run_ranges`,
+  given the kernel's ranges per thread: one for a kernel that repeats a prologue in
+  every range, `schedule.PROLOGUE_RANGES_KNOB`), or inline when none is lent.
 Arguments are validated (count, tuple structure, shape, dtype) in Python first.
 
 Modules: `analysis` (first-order check, primitive functions, type helpers), `emit` (LLVM IR

@@ -67,13 +67,14 @@ class _Program:
 
     def pool_globals(self) -> tuple[Any, Any]:
         """`@relay_parallel_pool` (i64*, the pool's memory, null: none) and
-        `@relay_parallel_run` (its `pool_run(pool, entry, args, extent) -> i32`), set by
-        the caller before each call (`NativeProgram.set_parallel`)."""
+        `@relay_parallel_run` (its `pool_run_ranges(pool, entry, args, extent,
+        ranges_per_thread) -> i32`), set by the caller before each call
+        (`NativeProgram.set_parallel`)."""
         if self._pool_globals is None:
             from llvmlite import ir
             i8p, i64p = ir.IntType(8).as_pointer(), ir.IntType(64).as_pointer()
             run_t = ir.FunctionType(ir.IntType(32), [i64p, i8p, i8p.as_pointer(),
-                                                     ir.IntType(64)])
+                                                     ir.IntType(64), ir.IntType(64)])
             pool = ir.GlobalVariable(self.module, i64p, POOL_GLOBAL)
             pool.initializer = ir.Constant(i64p, None)
             run = ir.GlobalVariable(self.module, run_t.as_pointer(), RUN_GLOBAL)
@@ -439,15 +440,16 @@ class _FnGen:
             extent = ir.Constant(self.I64, max(prim.parallel_extent, 1))
             if self.prog.parallel is not None and prim.parallel_extent >= 2 \
                     and not isinstance(prim, _ExternSlot) and self.prog.parallel(prim):
-                rc = self.pooled_call(entry, first, extent)
+                rc = self.pooled_call(entry, first, extent, _ranges_per_thread(prim))
             else:
                 rc = self.b.call(entry, [first, ir.Constant(self.I64, 0), extent])
             self.check(rc)
         vals.append(_rebuild(_structure(e.checked_type, [0]), outs))
 
-    def pooled_call(self, entry: Any, args: Any, extent: Any) -> Any:
-        """The kernel over [0, extent) through the pool the caller set, or inline when
-        it set none."""
+    def pooled_call(self, entry: Any, args: Any, extent: Any, per_thread: int) -> Any:
+        """The kernel over [0, extent) through the pool the caller set (split into
+        `per_thread` ranges per thread, 0: the pool's own count), or inline when it set
+        none."""
         ir, b = self.ir, self.b
         pool_g, run_g = self.prog.pool_globals()
         pool = b.load(pool_g)
@@ -458,7 +460,8 @@ class _FnGen:
                   inline, par)
         b.position_at_end(par)
         run = b.load(run_g)
-        rc_par = b.call(run, [pool, b.bitcast(entry, self.I8.as_pointer()), args, extent])
+        rc_par = b.call(run, [pool, b.bitcast(entry, self.I8.as_pointer()), args, extent,
+                              ir.Constant(self.I64, per_thread)])
         b.branch(join)
         b.position_at_end(inline)
         rc_inline = b.call(entry, [args, ir.Constant(self.I64, 0), extent])
@@ -506,6 +509,15 @@ class _FnGen:
 
 
 # ---------------------------------------------------------------- compile
+
+def _ranges_per_thread(prim: Any) -> int:
+    """The ranges per thread a kernel's splits over the pool ask for (its knob
+    `schedule.PROLOGUE_RANGES_KNOB`, set by a kernel that computes a prologue in every
+    range), 0 for the pool's own count."""
+    from ..schedule import PROLOGUE_RANGES_KNOB
+    value = dict(getattr(prim, "knobs", ())).get(PROLOGUE_RANGES_KNOB, 0)
+    return max(0, int(value))
+
 
 def _reachable(mod: Any, analysis: _Analysis, entries: list[str]) -> None:
     todo = list(entries)

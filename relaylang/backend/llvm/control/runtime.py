@@ -252,7 +252,8 @@ class NativeProgram:
     def set_parallel(self, pool_address: int, run_address: int, keep: Any = None) -> None:
         """Lend a worker pool to the program's large kernels (compiled with
         `compile_program(parallel=...)`): `pool_address` its memory, `run_address` its
-        `pool_run(pool, entry, args, extent) -> status`; (0, 0): every kernel inline.
+        `pool_run_ranges(pool, entry, args, extent, ranges_per_thread) -> status` (0
+        ranges per thread: the pool's own count); (0, 0): every kernel inline.
         `keep` (the pool object) is kept alive with the program, since the code holds
         its address."""
         pool = self.compiled.engine.get_global_value_address(POOL_GLOBAL)

@@ -6,8 +6,9 @@ compared by identity; everything else structurally (`ir/equal.py`).
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any
 
 from .node import IR_NODE, AnyDim, MetaObject, Node
 
@@ -139,3 +140,41 @@ def map_type(t: Type, leaf: Callable[[Type], Type | None]) -> Type:
             same = all(a is b for a, b in zip(kids, new))
             done[id(node)] = node if same else with_type_children(node, new)
     return done[id(t)]
+
+
+def tuple_leaves(t: Type) -> list[Type]:
+    """The non-tuple types of a (nested) tuple type in order, or `[t]` for any other
+    type: a tuple-typed value's tensors (iterative: tuples may nest deeply)."""
+    out: list[Type] = []
+    stack = [t]
+    while stack:
+        u = stack.pop()
+        if isinstance(u, TupleType):
+            stack.extend(reversed(u.fields))
+        else:
+            out.append(u)
+    return out
+
+
+def from_tuple_leaves(t: Type, leaves: Sequence[Any]) -> Any:
+    """The value of type `t` (tuples as Python tuples) from its leaves in the order of
+    `tuple_leaves(t)` (iterative)."""
+    if not isinstance(t, TupleType):
+        return leaves[0]
+    it = iter(leaves)
+    # (field types, values so far) per open tuple
+    stack: list[tuple[tuple[Type, ...], list[Any]]] = [(t.fields, [])]
+    while True:
+        fields, values = stack[-1]
+        if len(values) == len(fields):
+            stack.pop()
+            done = tuple(values)
+            if not stack:
+                return done
+            stack[-1][1].append(done)
+            continue
+        f = fields[len(values)]
+        if isinstance(f, TupleType):
+            stack.append((f.fields, []))
+        else:
+            values.append(next(it))

@@ -23,7 +23,7 @@ import numpy as np
 
 from ...ir.expr import Call, Constant, Expr, Function, Op, Tuple, TupleGetItem
 from ...ir.traverse import post_order
-from ...ir.types import TensorType, TupleType
+from ...ir.types import TensorType, TupleType, tuple_leaves
 
 OPSET = 17
 
@@ -313,15 +313,9 @@ def _value_info(helper: Any, name: str, ty: TensorType) -> Any:
 
 def _flat_types(ty: Any) -> list[TensorType]:
     """The tensor types of a (possibly nested) tuple type, in order."""
-    out: list[TensorType] = []
-    stack = [ty]
-    while stack:
-        t = stack.pop()
-        if isinstance(t, TupleType):
-            stack.extend(reversed(t.fields))
-        elif isinstance(t, TensorType):
-            out.append(t)
-        else:
+    out = tuple_leaves(ty)
+    for t in out:
+        if not isinstance(t, TensorType):
             raise ExportError(f"a value of type {t} cannot cross into ONNX")
     return out
 

@@ -27,6 +27,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ...ir.types import from_tuple_leaves, tuple_leaves
 from .registry import get_codegen, registered_codegens
 
 if TYPE_CHECKING:
@@ -115,10 +116,10 @@ class ExternalFunction:
         self.target = target
         self.run = run
         self.span = region_span(fn)
-        self.param_types = [_flat_types(p.checked_type) for p in fn.params]
+        self.param_types = [tuple_leaves(p.checked_type) for p in fn.params]
         self.result_type = fn.body.checked_type if fn.body.checked_type is not None \
             else fn.ret_type
-        self.result_leaves = _flat_types(self.result_type)
+        self.result_leaves = tuple_leaves(self.result_type)
 
     def __repr__(self) -> str:
         return f"<{self.target} function @{self.symbol}>"
@@ -165,45 +166,7 @@ class ExternalFunction:
         leaves = self.call_arrays(arrays)
         converted = [np.asarray(a, dtype=carrier_dtype(ty.dtype), order="C")
                      for a, ty in zip(leaves, self.result_leaves)]
-        return _unflatten(self.result_type, converted)
-
-
-def _flat_types(ty: Any) -> list[Any]:
-    """The tensor types of a tensor or (nested) tuple type, in order."""
-    from ...ir.types import TupleType
-    out: list[Any] = []
-    stack = [ty]
-    while stack:
-        t = stack.pop()
-        if isinstance(t, TupleType):
-            stack.extend(reversed(t.fields))
-        else:
-            out.append(t)
-    return out
-
-
-def _unflatten(ty: Any, leaves: list[Any]) -> Any:
-    """The value of type `ty` (tuples as Python tuples) from its tensors in order."""
-    from ...ir.types import TupleType
-    if not isinstance(ty, TupleType):
-        return leaves[0]
-    it = iter(leaves)
-    # (field types, values so far) per open tuple: no recursion over the type
-    stack: list[tuple[list[Any], list[Any]]] = [(list(ty.fields), [])]
-    while True:
-        fields, values = stack[-1]
-        if len(values) == len(fields):
-            stack.pop()
-            done = tuple(values)
-            if not stack:
-                return done
-            stack[-1][1].append(done)
-            continue
-        t = fields[len(values)]
-        if isinstance(t, TupleType):
-            stack.append((list(t.fields), []))
-        else:
-            values.append(next(it))
+        return from_tuple_leaves(self.result_type, converted)
 
 
 def _result_leaves(result: Any) -> list[Any]:

@@ -35,8 +35,8 @@ import numpy as np
 
 from ...ir.dtype import CARRIED
 from ...ir.expr import Call, Function, Op, Var
-from ...ir.types import TensorType, Type
-from .kernels import NativeCall, flat_types
+from ...ir.types import TensorType, Type, tuple_leaves
+from .kernels import NativeCall
 from .memory import count
 
 ENTRY = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int64,
@@ -211,7 +211,7 @@ def codegen_call(ext: Any, span: Any = None) -> ExternCall:
     """The step running a partitioned function by its codegen's callable (`ext`: a
     `byoc.runner.ExternalFunction`): its result copied into the step's outputs."""
     fn = ext.function
-    inputs = [t for p in fn.params for t in flat_types(p.checked_type)]
+    inputs = [t for p in fn.params for t in tuple_leaves(p.checked_type)]
     params = [(tuple(t.shape), t.dtype) for t in inputs]
     params += [(tuple(t.shape), t.dtype) for t in ext.result_leaves]
 

@@ -155,20 +155,6 @@ def value_type(value: Any) -> Type | None:
     return None
 
 
-def flat_types(ty: Type) -> list[TensorType]:
-    """The tensor leaves of a tensor or (nested) tuple type, in order."""
-    out: list[TensorType] = []
-    stack = [ty]
-    while stack:
-        t = stack.pop()
-        if isinstance(t, TupleType):
-            stack.extend(reversed(t.fields))
-        else:
-            assert isinstance(t, TensorType), t
-            out.append(t)
-    return out
-
-
 def flatten(value: Any) -> list[np.ndarray]:
     """The tensors of a value (tuples walked in order); NumPy scalars become 0-d arrays."""
     return [v if type(v) is np.ndarray else np.asarray(v)
@@ -183,17 +169,6 @@ def aligned_value(value: Any) -> Any:
     if isinstance(value, tuple):
         return tuple(aligned_value(v) for v in value)
     return value
-
-
-def unflatten(ty: Type, leaves: list[Any]) -> Any:
-    """The value of type `ty` built from its tensor leaves in order (consumed)."""
-    it = iter(leaves)
-
-    def build(t: Type) -> Any:
-        if isinstance(t, TupleType):
-            return tuple(build(f) for f in t.fields)
-        return next(it)
-    return build(ty)
 
 
 def missing_ops(fn: Function, refusal: Any = None) -> list[str]:

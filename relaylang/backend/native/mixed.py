@@ -26,7 +26,7 @@ from ...ir.dtype import CARRIED
 from ...ir.expr import Function
 from ...ir.module import IRModule
 from ...ir.traverse import post_order
-from ...ir.types import TensorType
+from ...ir.types import TensorType, from_tuple_leaves
 from ..byoc.registry import get_codegen
 from ..byoc.runner import compiler_of
 from ..interpreter.machine import Interpreter
@@ -35,7 +35,6 @@ from .kernels import (
     Fallback,
     NativeCall,
     compile_native,
-    flat_types,
     flatten,
     is_primitive,
     is_refusal,
@@ -44,7 +43,6 @@ from .kernels import (
     lower,
     op_names,
     specialise,
-    unflatten,
     value_type,
 )
 
@@ -149,7 +147,7 @@ class PrimitiveKernels:
                 simple = all(type(a) is np.ndarray for a in args)
                 outputs = runner.call(args if simple else flatten(tuple(args)))
                 ty = runner.result_type
-                return outputs[0] if isinstance(ty, TensorType) else unflatten(ty, outputs)
+                return outputs[0] if isinstance(ty, TensorType) else from_tuple_leaves(ty, outputs)
             return runner(args)
 
         return run
@@ -246,4 +244,4 @@ class MixedRuntime:
         return self.interpreter.apply(self.interpreter.global_closure(entry), args)
 
 
-__all__ = ["MixedRuntime", "PrimitiveKernels", "flat_types"]
+__all__ = ["MixedRuntime", "PrimitiveKernels"]

@@ -53,10 +53,10 @@ class Bench:
     """One task's kernel, measured under any knob values (see the module docstring)."""
 
     def __init__(self, task: Task, seed: int = 0):
-        from ..native.kernels import flat_types
+        from ...ir.types import tuple_leaves
         self.task = task
         rng = np.random.default_rng(seed)
-        types = [t for p in task.fn.params for t in flat_types(p.checked_type)]
+        types = [t for p in task.fn.params for t in tuple_leaves(p.checked_type)]
         self.leaves: list[np.ndarray] = []
         for arr, t in zip(task.leaves, types):
             shape = tuple(int(d) for d in t.shape)
@@ -102,12 +102,12 @@ class Bench:
 def entry_args(lib: Any, entry: str = "main", seed: int = 0) -> list[Any]:
     """Random arguments for a built model's entry (`random_array` per tensor, a tuple
     parameter as a tuple)."""
-    from ..native.kernels import flat_types
+    from ...ir.types import tuple_leaves
     rng = np.random.default_rng(seed)
     args = []
     for _, ty in lib.entry_params(entry):
         leaves = [random_array(tuple(int(d) for d in t.shape), str(t.dtype), rng)
-                  for t in flat_types(ty)]
+                  for t in tuple_leaves(ty)]
         args.append(leaves[0] if len(leaves) == 1 else tuple(leaves))
     return args
 

@@ -43,13 +43,12 @@ row and the exit status is 1), then the contenders alternate in blocks (`blocks_
 2 untimed then about 20 ms of timed calls of each per round, ORT's and OpenBLAS's
 threads spin after a call as the interpreter's do), `--repeat` rounds; medians, ratio
 relaylang / ORT. GFLOPS (conv and GEMM workloads) count multiply-adds of the
-convolutions and matrix products from the shapes as 2 FLOPs; the fraction of peak uses
-the issue's assumption (117 GFLOPS fp32 on one core, 231 on two: AVX-512 FMA at about
-3.6 GHz; the machine running this may differ, see `lscpu`. On the 2-CPU development
-machine of 2026-11-25, one-thread OpenBLAS sgemm 1024^3 reached 188-191 GFLOPS and
-both runtimes' 1-thread conv3x3 185-200: one core's peak there is about 230 (two FMA
-ports), so the 1-thread fractions printed read about twice too high). `--profile` prints
-rl.profile's per-kernel table of the relaylang library after each such row.
+convolutions and matrix products from the shapes as 2 FLOPs; the fraction of peak is of
+the FMA peak measured at that thread count in the same run (`benchmarks/peak.py`: a loop
+of independent vector FMAs; the issue assumed 117 GFLOPS on one core, 231 on two, but a
+core with two AVX-512 FMA units reaches about twice that: 238 / 478 measured on the
+development machine on 2026-11-26). `--profile` prints rl.profile's per-kernel table of
+the relaylang library after each such row.
 
 | name | workload | threads | target |
 |---|---|---|---|
@@ -270,9 +269,21 @@ def bench_build() -> list[Row]:
 
 # --- side by side with onnxruntime (issue 18's acceptance table) ---------------------
 
-# The issue's peak assumption: 2 cores of AVX-512 FMA at about 3.6 GHz, 117 GFLOPS fp32
-# on one core, 231 on two (this machine may differ: `lscpu`).
-PEAK_GFLOPS = {1: 117.0, 2: 231.0}
+_PEAKS: dict[int, float] = {}
+
+
+def peak_gflops(threads: int) -> float:
+    """The fp32 FMA peak of `threads` cores, measured once per run (benchmarks/peak.py)."""
+    if threads not in _PEAKS:
+        import importlib.util
+        from pathlib import Path
+        spec = importlib.util.spec_from_file_location(
+            "peak", Path(__file__).resolve().parent / "peak.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _PEAKS[threads] = module.peak_gflops(threads)
+    return _PEAKS[threads]
 
 
 @dataclass
@@ -435,7 +446,7 @@ def bench_ort(spec: OrtSpec, threads: tuple[int, ...], repeat: int, profile: boo
             gflops = peak = None
             if spec.gflops and w.flops:
                 gflops = w.flops / relay_s / 1e9
-                peak = gflops / PEAK_GFLOPS.get(n, 117.0 * n)
+                peak = gflops / peak_gflops(n)
                 note = (note + f" ORT {w.flops / ort_s / 1e9:.1f} GFLOPS").strip()
             rows.append(OrtRow(w.name, n, relay_s, ort_s, target, met, matched, numpy_s,
                                gflops, peak, note))
@@ -536,6 +547,9 @@ def main(argv: list[str] | None = None) -> int:
             _print_ort_header()
             for r in ort_rows:
                 _print_row(r)
+            if _PEAKS:
+                print("%peak: of the measured fp32 FMA peak, " + ", ".join(
+                    f"{n} thread(s) {g:.1f} GFLOPS" for n, g in sorted(_PEAKS.items())))
     failed = (failed or any("WRONG" in r.note for r in rows)
               or any(not r.matched for r in ort_rows))
     return 1 if failed else 0

@@ -155,7 +155,10 @@ class _Simplifier:
     def _clip_casts(self, call: Call) -> Expr | None:
         """cast(cast(clip(x), t1), t2) (TVM's SimplifyClipAndConsecutiveCast): when the clip's
         range fits in t1, the first cast changes no value, so it goes; when the clip's own
-        dtype is t2 too (and an integer: a float would lose its fraction), both go."""
+        dtype is t2 too (and an integer), both go. Unlike TVM, a float clip keeps a cast to
+        an integer t1 unless t2 is an integer too: that cast drops the fraction (TVM's
+        rewrite turns cast(cast(clip(0.82f, -100f, 100f), "int32"), "float32") from 0f
+        into 0.82f; with an integer t2 the fraction is dropped there instead)."""
         from ..op import make
         inner = call.args[0]
         if not _is_op(inner, "cast") or not _is_op(inner.args[0], "clip"):  # type: ignore
@@ -165,9 +168,10 @@ class _Simplifier:
         if not (isinstance(clip_ty, TensorType) and isinstance(mid_ty, TensorType)):
             return None
         attrs = clip.attrs
-        if not _range_fits(attrs.a_min, attrs.a_max, mid_ty.dtype):
-            return None
         dtype = call.attrs.dtype                                     # type: ignore[union-attr]
+        if not _range_fits(attrs.a_min, attrs.a_max, mid_ty.dtype) or (
+                _int_range(clip_ty.dtype) is None and _int_range(dtype) is None):
+            return None
         if clip_ty.dtype == dtype and _int_range(dtype) is not None:
             return clip
         return make.cast(clip, dtype=dtype)

@@ -110,8 +110,15 @@ def test_conv2d_nhwc_hwio_and_out_dtype():
 def test_depthwise_nhwc_hwoi_against_naive():
     x, w = arr((1, 6, 6, 4)), arr((3, 3, 4, 2))             # HWOI: O = channels, I = multiplier
     kw = {"groups": 4, "data_layout": "NHWC", "kernel_layout": "HWOI", "padding": (1, 1)}
-    rel_error("nn.conv2d", [T(x.shape), T(w.shape)], "data has 4 channels (dimension 3) but the "
-              "weight takes 2 input channels (dimension 3) x 4 groups", 1, **kw)
+    # TVM's depthwise weight with a multiplier: (C, M) in OIHW terms, 8 output channels
+    want = naive_conv(x.transpose(0, 3, 1, 2), w.transpose(2, 3, 0, 1).reshape(8, 1, 3, 3),
+                      (1, 1), [(1, 1), (1, 1)], (1, 1), 4)
+    assert shape("nn.conv2d", T(x.shape), T(w.shape), **kw) == (1, 6, 6, 8)
+    np.testing.assert_allclose(run("nn.conv2d", x, w, **kw), want.transpose(0, 2, 3, 1),
+                               rtol=1e-4, atol=1e-4)
+    # a multiplier weight whose O axis is not the channels is a grouped weight: an error
+    rel_error("nn.conv2d", [T(x.shape), T((3, 3, 8, 2))], "data has 4 channels (dimension 3) "
+              "but the weight takes 2 input channels (dimension 3) x 4 groups", 1, **kw)
     w = arr((3, 3, 4, 1))
     oihw = w.transpose(2, 3, 0, 1)
     want = naive_conv(x.transpose(0, 3, 1, 2), oihw, (1, 1), [(1, 1), (1, 1)], (1, 1), 4)
@@ -194,8 +201,9 @@ def test_conv_relation_errors():
     rel_error("nn.conv2d", [d, w], "strides must have 2 values, got 3", None, strides=(1, 1, 1))
     rel_error("nn.conv2d", [d, w], "strides must be positive", None, strides=(0, 1))
     rel_error("nn.conv2d", [d, w], "groups must be positive", None, groups=0)
-    rel_error("nn.conv2d", [d, w], "data_layout 'NCHW16c' is not supported", None,
-              data_layout="NCHW16c")
+    # a blocked layout is legal (test_conv_blocked_layouts.py), but not on a 4-D tensor
+    rel_error("nn.conv2d", [d, w], "data_layout 'NCHW16c' has 5 axes but the tensor has "
+              "rank 4", 0, data_layout="NCHW16c")
     rel_error("nn.conv2d", [d, w], "kernel_layout 'OIHWX' is not supported", None,
               kernel_layout="OIHWX")
     rel_error("nn.conv2d", [T((1, 3, 8)), w], "data must have rank 4, got rank 3", 0)

@@ -26,6 +26,14 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ..numpy_support import float16_in_float32 as IN_FLOAT32
 from ..registry import implement
+from .conv_layouts import (
+    depthwise_multiplier,
+    is_blocked,
+    numpy_relayout,
+    out_layout_of,
+    plain_attrs,
+    plain_layout,
+)
 from .conv_relations import conv_geometry
 
 Kernel = Callable[[list, Any], Any]
@@ -90,13 +98,25 @@ def _from_ncs(y: np.ndarray, pos: list[int]) -> np.ndarray:
 
 
 def conv_kernel(nd: int, transposed: bool = False) -> Kernel:
-    """The kernel of nn.conv{nd}d (or its transpose) for any plain layouts."""
+    """The kernel of nn.conv{nd}d (or its transpose) for any plain layouts, and for the
+    convolutions blocked ones too (`conv_layouts`: re-laid to the plain forms, the
+    result back to out_layout)."""
     def kernel(inputs: list, attrs: Any) -> np.ndarray:
-        g = conv_geometry(attrs, nd, transposed)
         data, weight = inputs
+        if not transposed and is_blocked(attrs):
+            plain = plain_attrs(attrs)
+            y = kernel([numpy_relayout(data, attrs.data_layout, plain.data_layout),
+                        numpy_relayout(weight, attrs.kernel_layout, plain.kernel_layout)],
+                       plain)
+            return numpy_relayout(y, plain_layout(out_layout_of(attrs)),
+                                  out_layout_of(attrs))
+        g = conv_geometry(attrs, nd, transposed)
         dtype = np.dtype(attrs.out_dtype or data.dtype)
         x = _to_ncs(data, g.data_pos).astype(dtype, copy=False)
         w = _to_ncs(weight, g.weight_pos).astype(dtype, copy=False)
+        if not transposed and depthwise_multiplier(x.shape[1], w.shape[0], w.shape[1],
+                                                   attrs.groups):
+            w = w.reshape((w.shape[0] * w.shape[1], 1) + w.shape[2:])
         if transposed:       # the kernel layout's I axis is the data's channels: (I, O, k...)
             w = w.swapaxes(0, 1)
             y = conv_transpose_ncs(x, w, g.strides, g.dilation, g.pads, g.output_padding,

@@ -238,7 +238,10 @@ def _blocked_conv(b: Any, nd: int, src: Any, weight: Any, shape: tuple, dt: str,
 
 def _conv(nd: int) -> Any:
     def lower(b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+        from .conv_layouts import is_blocked
         from .conv_relations import conv_geometry
+        if is_blocked(attrs):
+            return _relaid(lower, b, inputs, attrs, out_type)
         g = conv_geometry(attrs, nd)
         data, weight = inputs
         shape, dt = _out(out_type)
@@ -246,6 +249,7 @@ def _conv(nd: int) -> Any:
         acc = _acc(dt)
         dpos, wpos, opos = g.data_pos, g.weight_pos, g.out_pos
         groups = int(attrs.groups)
+        weight = _standard_weight(b, weight, data.shape[dpos[1]], wpos, groups)
         cin = weight.shape[wpos[1]]                     # input channels per group
         ocount = weight.shape[wpos[0]]
         opg = ocount // groups
@@ -401,6 +405,48 @@ def _conv(nd: int) -> Any:
         return b.compute(shape, lambda *i: b.cast(t[i], dt), dtype=dt, name=f"conv{nd}d_cast")
     lower.__name__ = f"conv{nd}d"
     return lower
+
+
+def _standard_weight(b: Any, weight: Any, channels: int, wpos: list[int], groups: int) -> Any:
+    """TVM's depthwise weight with a channel multiplier, (C, M, k...) in OIHW terms
+    (`conv_layouts.depthwise_multiplier`), as the (C * M, 1, k...) it reshapes to, in
+    the same layout; any other weight as it is."""
+    from .conv_layouts import depthwise_multiplier
+    o, i = wpos[0], wpos[1]
+    m = depthwise_multiplier(channels, weight.shape[o], weight.shape[i], groups)
+    if not m:
+        return weight
+    shape = list(weight.shape)
+    shape[o], shape[i] = shape[o] * m, 1
+
+    def f(*j: Any) -> Any:
+        idx = list(j)
+        idx[o], idx[i] = j[o] / m, j[o] % m
+        return weight[tuple(idx)]
+    return b.compute(tuple(shape), f, dtype=weight.dtype, name="conv_weight_dm")
+
+
+def _relaid(lower: Any, b: Any, inputs: list, attrs: Any, out_type: Any) -> Any:
+    """A convolution in blocked layouts (`conv_layouts`): `lower` on the operands re-laid
+    to the plain layouts (layout_transform's lowering: index maps the convolution reads
+    through), the result re-laid to out_layout. The layout passes turn the common NCHWc
+    form into nn.contrib_conv2d_NCHWc, whose kernels read the blocks directly; this is
+    the general form."""
+    from ...ir.types import TensorType
+    from .conv_layouts import lowered_relayout, out_layout_of, plain_attrs, plain_shape
+    data, weight = inputs
+    plain = plain_attrs(attrs)
+    shape, dt = _out(out_type)
+    x = lowered_relayout(b, data, attrs.data_layout, plain.data_layout,
+                         plain_shape(data.shape, attrs.data_layout, "data_layout", 0),
+                         data.dtype)
+    w = lowered_relayout(b, weight, attrs.kernel_layout, plain.kernel_layout,
+                         plain_shape(weight.shape, attrs.kernel_layout, "kernel_layout", 1),
+                         weight.dtype)
+    out_layout = out_layout_of(attrs)
+    plain_out = plain_shape(shape, out_layout, "out_layout", 0)
+    y = lower(b, [x, w], plain, TensorType(plain_out, dt))
+    return lowered_relayout(b, y, plain.out_layout or plain.data_layout, out_layout, shape, dt)
 
 
 for _nd in (1, 2, 3):

@@ -2,10 +2,12 @@
 
 Mirrors Conv1DRel/Conv2DRel/Conv3DRel and Conv*TransposeRel of TVM's
 src/relay/op/nn/convolution.h: data and kernel layouts are any order of their
-axes (NCHW or NHWC; OIHW, HWIO or HWOI), padding takes TVM's 1, n or 2n value
+axes (NCHW or NHWC; OIHW, HWIO or HWOI), or for the convolutions (not their
+transposes) blocked forms of them (NCHW16c, OIHW16i16o: `conv_layouts`), padding takes TVM's 1, n or 2n value
 forms, `channels` and `kernel_size` must agree with the weight, and data
 channels must equal the weight's input channels times `groups` (depthwise is
-groups == channels). `conv_geometry` is shared with the kernels.
+groups == channels; TVM's depthwise weight with a channel multiplier, (C, M, k...) in
+OIHW terms, is read as the (C * M, 1, k...) it reshapes to: `depthwise_multiplier`). `conv_geometry` is shared with the kernels.
 """
 from __future__ import annotations
 
@@ -16,6 +18,14 @@ from typing import Any
 from ...ir.node import ANY
 from ...ir.types import TensorType, Type
 from ..layouts import axis_positions
+from .conv_layouts import (
+    blocked_shape,
+    depthwise_multiplier,
+    is_blocked,
+    out_layout_of,
+    plain_attrs,
+    plain_shape,
+)
 from ..relation import TypeRelError, dim_str, shape_str, tensor
 from ..shape_rules import (
     Dim,
@@ -106,16 +116,23 @@ def _spatial_out(data: TensorType, g: Any, ksize: list[Dim], axes: list[int]) ->
 
 
 def conv_rel(nd: int) -> Rel:
-    """Conv{nd}DRel: NCHW-style output (N, channels, spatial...) in out_layout."""
+    """Conv{nd}DRel: NCHW-style output (N, channels, spatial...) in out_layout. Blocked
+    layouts (NCHW16c, OIHW16i16o) are the plain convolution of the operands' primal
+    shapes, its result split as out_layout says (`conv_layouts`)."""
     def rel(args: list[Type], attrs: Any) -> Type | None:
         if not all_known(args[:2]):
             return None
+        if is_blocked(attrs):
+            return _blocked_rel(rel, args, attrs)
         g = conv_geometry(attrs, nd)
         data, weight = _operands(args, g, nd)
         channels = data.shape[g.data_pos[1]]
         o, i = weight.shape[g.weight_pos[0]], weight.shape[g.weight_pos[1]]
         ksize = [weight.shape[p] for p in g.weight_pos[2:]]
         groups = attrs.groups
+        multiplier = depthwise_multiplier(channels, o, i, groups)
+        if multiplier:                  # TVM's (C, M, k...) depthwise weight
+            o, i = o * multiplier, 1
         expect_dim(channels, dim_mul(i, groups),
                    f"data has {dim_str(channels)} channels (dimension {g.data_pos[1]}) but the "
                    f"weight takes {dim_str(i)} input channels (dimension {g.weight_pos[1]})"
@@ -134,6 +151,20 @@ def conv_rel(nd: int) -> Rel:
         return TensorType(_layout_shape(g.out_pos, out), out_dtype(attrs.out_dtype, data.dtype))
     rel.__name__ = rel.__qualname__ = f"conv{nd}d_rel"
     return rel
+
+
+def _blocked_rel(plain: Rel, args: list[Type], attrs: Any) -> Type | None:
+    """A convolution in blocked layouts: `plain`'s result on the operands' plain shapes,
+    in the blocked output layout."""
+    data, weight = tensor(args, 0, "data"), tensor(args, 1, "weight")
+    pd = plain_shape(data.shape, attrs.data_layout, "data_layout", 0)
+    pw = plain_shape(weight.shape, attrs.kernel_layout, "kernel_layout", 1)
+    out = plain([TensorType(pd, data.dtype), TensorType(pw, weight.dtype)] + list(args[2:]),
+                plain_attrs(attrs))
+    if not isinstance(out, TensorType):
+        return out
+    return TensorType(blocked_shape(tuple(out.shape), out_layout_of(attrs), "out_layout"),
+                      out.dtype)
 
 
 def conv_transpose_rel(nd: int) -> Rel:

@@ -21,6 +21,13 @@ from ...ir import builder
 from ...ir.expr import Expr
 from .. import make
 from ..registry import implement
+from .conv_layouts import (
+    depthwise_multiplier,
+    is_blocked,
+    out_layout_of,
+    plain_attrs,
+    plain_shape,
+)
 from .conv_relations import SPATIAL, conv_geometry
 
 
@@ -554,23 +561,49 @@ def _conv_params(attrs: Any, g: Any) -> tuple[tuple[int, ...], tuple[int, ...],
 def conv_grad(nd: int) -> Any:
     """data: the transposed convolution of the adjoint by the weight (read as I O k..);
     weight: `_conv_weight_grad`. Any layout: transposed to N C spatial.. / O I k.. and
-    back."""
+    back (a blocked one re-laid to its plain form first)."""
     def rule(orig: Any, grad: Any) -> list[Any]:
         x, w = orig.args
         attrs = orig.attrs
+        xs, ws, os_ = shape_of(x), shape_of(w), shape_of(orig)
+        if is_blocked(attrs):
+            # blocked layouts (conv_layouts): the plain rule between layout transforms
+            plain = plain_attrs(attrs)
+            out_layout = out_layout_of(attrs)
+            plain_out = plain.out_layout or plain.data_layout
+
+            def relaid(e: Expr, src: str, dst: str) -> Expr:
+                return make.layout_transform(e, src_layout=src, dst_layout=dst)
+            dx, dw = plain_rule(
+                relaid(x, attrs.data_layout, plain.data_layout),
+                relaid(w, attrs.kernel_layout, plain.kernel_layout),
+                relaid(grad, out_layout, plain_out), plain,
+                plain_shape(xs, attrs.data_layout, "data_layout", 0),
+                plain_shape(ws, attrs.kernel_layout, "kernel_layout", 1),
+                plain_shape(os_, out_layout, "out_layout", 0), dtype_of(x))
+            return [relaid(dx, plain.data_layout, attrs.data_layout),
+                    relaid(dw, plain.kernel_layout, attrs.kernel_layout)]
+        return plain_rule(x, w, grad, attrs, xs, ws, os_, dtype_of(x))
+
+    def plain_rule(x: Expr, w: Expr, grad: Expr, attrs: Any, xs: tuple, ws: tuple,
+                   os_: tuple, dtype: str) -> list[Any]:
         g = conv_geometry(attrs, nd)
         sp = SPATIAL[nd]
         strides, dilation, pads, groups = _conv_params(attrs, g)
         xc = maybe_transpose(x, g.data_pos)
         wc = maybe_transpose(w, g.weight_pos)
         gc = maybe_transpose(grad, g.out_pos)
-        xs, ws, os_ = shape_of(x), shape_of(w), shape_of(orig)
         n, c = xs[g.data_pos[0]], xs[g.data_pos[1]]
         in_sp = [xs[p] for p in g.data_pos[2:]]
         o = ws[g.weight_pos[0]]
         ksize = [ws[p] for p in g.weight_pos[2:]]
         out_sp = [os_[p] for p in g.out_pos[2:]]
-        dtype = dtype_of(x)
+        # TVM's depthwise weight with a multiplier (C, M, k...): the (C * M, 1, k...)
+        # it reshapes to, and its gradient reshaped back
+        m = depthwise_multiplier(c, o, ws[g.weight_pos[1]], groups)
+        if m:
+            wc = make.reshape(wc, newshape=(o * m, 1, *ksize))
+            o *= m
         # the rows the windows never reach come back as output_padding
         extra = tuple(in_sp[j] - (strides[j] * (out_sp[j] - 1) + dilation[j] * (ksize[j] - 1)
                                   + 1 - pads[j][0] - pads[j][1]) for j in range(nd))
@@ -581,6 +614,8 @@ def conv_grad(nd: int) -> Any:
         dx = maybe_transpose(dxc, inverse_perm(g.data_pos))
         dwc = _conv_weight_grad(xc, gc, n, c, groups, in_sp, o, ksize, strides, dilation,
                                 pads, nd, dtype)
+        if m:
+            dwc = make.reshape(dwc, newshape=(o // m, m, *ksize))
         dw = maybe_transpose(dwc, inverse_perm(g.weight_pos))
         return [dx, dw]
     rule.__name__ = rule.__qualname__ = f"conv{nd}d_grad"

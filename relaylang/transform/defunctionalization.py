@@ -137,7 +137,11 @@ class _Defunctionalizer:
         try:
             entry = self.mod.get_global_var(func)
         except KeyError:
-            self._fail(f"no global function @{func} to defunctionalize", None)
+            # located at the module's first function (as Gradient's missing entry)
+            names = ", ".join("@" + g.name_hint for g in self.mod.functions) or "none"
+            first = next(iter(self.mod.functions.values()), None)
+            self._fail(f"no global function @{func} to defunctionalize (the module's "
+                       f"functions: {names})", first.span if first is not None else None)
         fn = self.mod.functions[entry]
         self._check_entry(fn, func)
         try:

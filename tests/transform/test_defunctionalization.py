@@ -164,3 +164,11 @@ def test_deep_chain() -> None:
     for _ in range(100_000):
         node = node.args[0]
     assert node is out["apply0"].params[1]          # the lambda's %y is @apply0's argument
+
+
+def test_a_module_without_the_entry_is_a_located_error() -> None:
+    mod = rl.parse('#[version = "0.0.5"]\ndef @f(%x: float32) { %x }\n')
+    with pytest.raises(rl.DiagnosticError, match=r"no global function @main .*@f") as err:
+        rl.transform.Defunctionalization()(mod)
+    span = err.value.diagnostics[0].span
+    assert span is not None and span.line == 2

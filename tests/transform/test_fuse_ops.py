@@ -209,3 +209,21 @@ def test_output_is_typed_as_built_without_inferring_again(monkeypatch):
         if not isinstance(a, (Op, GlobalVar)):
             assert a.checked_type is not None, a
             assert rl.structural_equal(a.checked_type, b.checked_type), (a, b)
+
+
+def test_non_computational_calls_stay_outside_primitive_functions() -> None:
+    """As TVM's FuseMutator: memory.alloc_storage / memory.kill (and device_copy,
+    on_device) are in no Primitive function; the result prints back and parses (a
+    kernel parameter of type `Storage[]` would need core.rly's `extern type Storage`).
+    The program: TVM's test_impure_op, from the DeadCodeElimination goldens."""
+    from pathlib import Path
+    golden = Path(__file__).resolve().parent.parent / "golden" / "tvm" / "dead_code_elimination" / \
+        "dead_code_elimination.relay"
+    section = next(s for s in golden.read_text().split("// -----")
+                   if "memory.kill" in s and "test_impure_op" in s)
+    mod = rl.parse('#[version = "0.0.5"]\n' + section)
+    out = rl.transform.InferType()(
+        rl.transform.Sequential([rl.transform.InferType(), rl.transform.FuseOps()])(mod))
+    printed = rl.astext(out)
+    assert "memory.kill(%" in printed and ": Storage" not in printed    # no kernel takes it
+    assert rl.structural_equal(rl.parse(printed), out)

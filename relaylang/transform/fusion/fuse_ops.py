@@ -173,9 +173,16 @@ def _fuse_into_post_dominator(node: Expr, graph: DataflowGraph, groups: dict[int
 
 def _is_node(node: Expr) -> bool:
     """A node of the fusion graph: an operator call, a tuple of tensors, a projection of
-    a tuple of tensors (TVM's: other tuples cannot be parameters of a kernel)."""
+    a tuple of tensors (TVM's: other tuples cannot be parameters of a kernel). As in
+    TVM's FuseMutator, a non-computational operator (memory.alloc_storage, memory.kill,
+    device_copy, on_device, vm.*) is no node: its call stays as it is, in no Primitive
+    function (a kernel taking a `Storage[]` would not even print back without core.rly's
+    `extern type Storage`)."""
     if isinstance(node, Call):
-        return isinstance(node.op, Op)
+        if not isinstance(node.op, Op):
+            return False
+        opdef = get_op_def(node.op.name)
+        return opdef is None or not opdef.non_computational
     if isinstance(node, Tuple):
         return _tensor_tuple(node.checked_type)
     if isinstance(node, TupleGetItem):

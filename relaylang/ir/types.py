@@ -86,6 +86,14 @@ class TypeData(Node):
     constructors: tuple[Constructor, ...]
 
 
+# core.rly's `extern type Storage`, the type of memory.alloc_storage's result (TVM's memory
+# planning imports core.rly with it). Its name is always known to the parser, as if
+# declared: a pass that binds a storage value to a typed variable (a kernel's parameter,
+# a continuation's) prints an annotation `Storage[]` that must parse back.
+STORAGE_TYPE_NAME = "Storage"
+BUILTIN_TYPE_NAMES = frozenset({STORAGE_TYPE_NAME})
+
+
 def scalar_type(dtype: str) -> TensorType:
     return TensorType((), dtype)
 

@@ -16,7 +16,7 @@ from ..ir.expr import Constant, Constructor, Expr, Function, GlobalVar, Var
 from ..ir.module import IRModule
 from ..ir.node import MetaObject
 from ..ir.span import Span
-from ..ir.types import GlobalTypeVar, TypeData, TypeVar
+from ..ir.types import BUILTIN_TYPE_NAMES, GlobalTypeVar, TypeData, TypeVar
 from .scope import Env
 
 _META = re.compile(r"meta\[([^\]]*)\]\[([0-9]+)\]")
@@ -294,7 +294,8 @@ class ParseState:
                                     f"{self._global_hint(name)}", span, code="undefined-name")
         for name, span in self.type_refs.items():
             gtv = self.types[name]
-            if gtv not in self.type_defs and gtv not in self.context_types:
+            if gtv not in self.type_defs and gtv not in self.context_types \
+                    and name not in BUILTIN_TYPE_NAMES:
                 self.diag.error(f"unknown type `{name}`: no `type {name}` definition", span,
                                 code="undefined-name")
         functions, type_defs = self.functions, self.type_defs

@@ -2,6 +2,7 @@
 `extern type Storage` and reads back as the same definition."""
 from __future__ import annotations
 
+import pytest
 import relaylang as rl
 from relaylang.syntax.format import format_text
 
@@ -31,3 +32,16 @@ def test_a_type_without_constructors_is_extern():
 def test_fmt_keeps_extern_types():
     text = HEADER + "extern type Storage  // opaque\n"
     assert format_text(text).text == text
+
+
+def test_storage_is_a_known_type_name_without_a_definition() -> None:
+    """core.rly's `extern type Storage` (memory.alloc_storage's result) needs no
+    declaration: a program a pass printed with a storage-typed binder parses back (ToCPS
+    on TVM's test_impure_op gave continuations `fn (%x: Storage[])`). Other unknown names
+    stay errors."""
+    import relaylang as rl
+    mod = rl.parse('#[version = "0.0.5"]\ndef @main(%s: Storage[]) { memory.kill(%s) }\n')
+    typed = rl.transform.InferType()(mod)
+    assert rl.structural_equal(rl.parse(rl.astext(typed)), typed)
+    with pytest.raises(rl.DiagnosticError, match="unknown type `Storag`"):
+        rl.parse('#[version = "0.0.5"]\ndef @main(%s: Storag[]) { %s }\n')

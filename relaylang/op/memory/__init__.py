@@ -8,8 +8,10 @@ and defaults as there). As in TVM all three are opaque and non-computational
 
 `Storage` is the type `extern type Storage` of TVM's core.rly: a storage value is
 `Storage[]`, a call of that global type (equal by name, so a module need not
-define it for the relation's result; a parameter annotated `Storage[]` needs the
-definition, as in TVM).
+define it). The parser knows the name without a definition
+(`ir.types.BUILTIN_TYPE_NAMES`): a program a pass printed with a storage parameter
+(FuseOps leaves these calls out of kernels, but ToCPS's continuations take them)
+parses back; TVM's parser needs core.rly's declaration.
 
 Reference semantics: `memory.kill` releases nothing the interpreter could see, so
 it returns `()`; the two allocations hand out storage that only the VM's

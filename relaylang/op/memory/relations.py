@@ -6,10 +6,17 @@ from __future__ import annotations
 from typing import Any
 
 from ...ir.expr import Constant
-from ...ir.types import GlobalTypeVar, TensorType, TupleType, Type, TypeCall
+from ...ir.types import (
+    STORAGE_TYPE_NAME,
+    GlobalTypeVar,
+    TensorType,
+    TupleType,
+    Type,
+    TypeCall,
+)
 from ..relation import TypeRelError, is_known, tensor, type_str
 
-STORAGE_NAME = "Storage"
+STORAGE_NAME = STORAGE_TYPE_NAME
 
 
 def storage_type() -> TypeCall:

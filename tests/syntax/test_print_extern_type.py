@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 import relaylang as rl
 from relaylang.syntax.format import format_text
 

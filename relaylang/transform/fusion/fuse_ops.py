@@ -173,21 +173,30 @@ def _fuse_into_post_dominator(node: Expr, graph: DataflowGraph, groups: dict[int
 
 def _is_node(node: Expr) -> bool:
     """A node of the fusion graph: an operator call, a tuple of tensors, a projection of
-    a tuple of tensors (TVM's: other tuples cannot be parameters of a kernel). As in
-    TVM's FuseMutator, a non-computational operator (memory.alloc_storage, memory.kill,
-    device_copy, on_device, vm.*) is no node: its call stays as it is, in no Primitive
-    function (a kernel taking a `Storage[]` would not even print back without core.rly's
-    `extern type Storage`)."""
+    a tuple of tensors (TVM's: other tuples cannot be parameters of a kernel). A
+    non-computational call taking or returning a value that is not a tensor
+    (memory.alloc_storage, memory.alloc_tensor, memory.kill: a `Storage[]`) is no node:
+    it stays as it is, in no Primitive function, as in TVM's FuseMutator (which leaves
+    every non-computational op out; here on_device, device_copy and the vm ops, whose
+    tensors the backends compute, are still fused)."""
     if isinstance(node, Call):
         if not isinstance(node.op, Op):
             return False
         opdef = get_op_def(node.op.name)
-        return opdef is None or not opdef.non_computational
+        if opdef is not None and opdef.non_computational:
+            return all(_tensor_value(t) for t in
+                       [a.checked_type for a in node.args] + [node.checked_type])
+        return True
     if isinstance(node, Tuple):
         return _tensor_tuple(node.checked_type)
     if isinstance(node, TupleGetItem):
         return _tensor_tuple(node.tuple_value.checked_type)
     return False
+
+
+def _tensor_value(t: object) -> bool:
+    return isinstance(t, TensorType) or (isinstance(t, TupleType)
+                                         and all(_tensor_value(f) for f in t.fields))
 
 
 def _tensor_tuple(t: object) -> bool:

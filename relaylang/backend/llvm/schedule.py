@@ -322,8 +322,9 @@ def _tiled_reduce(axes: Sequence[Var], prefix: tuple[Expr, ...], r: L.Reduce,
     become 0). When `_row_block` gives R > 1, each tile covers R rows of the axis before
     the columns (R accumulators updated in one k loop; a last block of fewer rows); with
     `parallel_rows` (leading axes of extent 1 only) the loop over row blocks is the
-    parallel one. An `epilogue` is applied as the tiles are stored (under K blocking,
-    whose partial sums go through `buf`, by a pass over the rows after the last chunk)."""
+    parallel one. An `epilogue` is applied as the tiles are stored; under K blocking the
+    partial sums then stay in a local row (`partial`), written through the epilogue by
+    a pass after the last chunk."""
     v, acc_dt = _source_value(r)
     outer, j = tuple(axes[:-1]), axes[-1]
     extent = int(j.extent or 0)

@@ -254,6 +254,16 @@ def kernel_key(fn: Any, constant_params: Sequence[int] = ()) -> str:
     return f"{h:016x}" + (f"+c{consts}" if consts else "")
 
 
+def knob_of(kernel: Any, name: str, default: int = 0) -> int:
+    """The value of the knob `name` a kernel was made with (the `knobs` pairs of its
+    PrimFunc, or of its compiled KernelInfo: kept by the kernel cache and an exported
+    library), else `default`."""
+    for knob, value in getattr(kernel, "knobs", ()) or ():
+        if knob == name and type(value) is int:
+            return value
+    return default
+
+
 def describe(chosen: Mapping[str, int]) -> str:
     """`name=value name=value` (sorted): a kernel's knobs in one line."""
     return " ".join(f"{k}={v}" for k, v in sorted(chosen.items()))

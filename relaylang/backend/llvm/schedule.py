@@ -940,6 +940,14 @@ PROLOGUE_RANGES = 1
 PROLOGUE_RANGES_KNOB = "schedule.prologue_ranges"
 
 
+def ranges_per_thread(kernel: object) -> int:
+    """The ranges per thread a kernel's splits over the native pool ask for (its knob
+    PROLOGUE_RANGES_KNOB, set by a kernel that computes a prologue in every range; a
+    PrimFunc or a compiled KernelInfo), 0 for the pool's own count. Read by the graph
+    executor and by native programs' pooled calls."""
+    return max(0, knobs.knob_of(kernel, PROLOGUE_RANGES_KNOB, 0))
+
+
 def _with_prologue(items: Sequence[_Item]) -> tuple[Stmt, int] | None:
     """Stages a parallel loop cannot share (a padded input, a re-laid weight) computed
     whole by every call into its own locals, then the remaining nests in one parallel

@@ -25,6 +25,7 @@ from ..interpreter.values import Closure
 from ..llvm import jit as core_jit
 from ..llvm import knobs as core_knobs
 from ..llvm import lower as core_lower
+from ..llvm.schedule import ranges_per_thread
 from . import native_pool
 from .memory import address, aligned_empty, as_aligned, count
 from .threads import (  # noqa: F401  (the native pool's thresholds, re-exported)
@@ -207,23 +208,6 @@ def prim_worth_splitting(prim: Any) -> bool:
     return worth_splitting(int(prim.parallel_extent or 1), nbytes, int(prim.work))
 
 
-def knob_of(info: Any, name: str, default: int = 0) -> int:
-    """The value of the knob `name` a compiled kernel was made with (its KernelInfo's
-    knobs: kept by the kernel cache and an exported library), else `default`."""
-    for knob, value in getattr(info, "knobs", ()) or ():
-        if knob == name and type(value) is int:
-            return value
-    return default
-
-
-def ranges_per_thread_of(info: Any) -> int:
-    """The ranges per thread a kernel asks its splits over the native pool to run in
-    (its knob `schedule.PROLOGUE_RANGES_KNOB`: a kernel that computes a prologue in
-    every call), 0 for the pool's default."""
-    from ..llvm.schedule import PROLOGUE_RANGES_KNOB
-    return max(0, knob_of(info, PROLOGUE_RANGES_KNOB, 0))
-
-
 def pointer_array(arrays: Sequence[np.ndarray]) -> Any:
     return (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
 
@@ -252,12 +236,12 @@ class NativeCall:
         work = int(getattr(info, "work", 0) or 0)
         # split over the pool when large enough, unless its knob keeps it on the caller
         self.parallel = worth_splitting(self.extent, self.nbytes, work) \
-            and knob_of(info, "schedule.threads", 0) != 1
+            and core_knobs.knob_of(info, "schedule.threads", 0) != 1
         self.python_parallel = worth_splitting(self.extent, self.nbytes, work,
                                                PYTHON_POOL_MIN_BYTES, PYTHON_POOL_MIN_WORK)
         # ranges per thread of a split over the native pool (0: the pool's default): a
         # kernel repeating a prologue in every call says how many (schedule.py)
-        self.ranges_per_thread = ranges_per_thread_of(info)
+        self.ranges_per_thread = ranges_per_thread(info)
         self.pointer_type = ctypes.c_void_p * max(1, len(self.params))
         n_in = int(getattr(kernel, "num_inputs", len(self.params)))
         self.outputs = [(s, d, count(s) <= 1) for s, d in self.params[n_in:]]

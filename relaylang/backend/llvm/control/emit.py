@@ -19,6 +19,7 @@ from ....ir.expr import (
 )
 from ....ir.types import Type
 from ..lower import NoLowering, flatten_tuples, lower_primitive
+from ..schedule import ranges_per_thread
 from .analysis import _Analysis, _FnInfo, _leaves, _nbytes, _rebuild, _structure, _type_of
 from .runtime import POOL_GLOBAL, RUN_GLOBAL, STATUS_OOM, STATUS_STACK, NativeProgram, Signature
 
@@ -440,7 +441,7 @@ class _FnGen:
             extent = ir.Constant(self.I64, max(prim.parallel_extent, 1))
             if self.prog.parallel is not None and prim.parallel_extent >= 2 \
                     and not isinstance(prim, _ExternSlot) and self.prog.parallel(prim):
-                rc = self.pooled_call(entry, first, extent, _ranges_per_thread(prim))
+                rc = self.pooled_call(entry, first, extent, ranges_per_thread(prim))
             else:
                 rc = self.b.call(entry, [first, ir.Constant(self.I64, 0), extent])
             self.check(rc)
@@ -509,15 +510,6 @@ class _FnGen:
 
 
 # ---------------------------------------------------------------- compile
-
-def _ranges_per_thread(prim: Any) -> int:
-    """The ranges per thread a kernel's splits over the pool ask for (its knob
-    `schedule.PROLOGUE_RANGES_KNOB`, set by a kernel that computes a prologue in every
-    range), 0 for the pool's own count."""
-    from ..schedule import PROLOGUE_RANGES_KNOB
-    value = dict(getattr(prim, "knobs", ())).get(PROLOGUE_RANGES_KNOB, 0)
-    return max(0, int(value))
-
 
 def _reachable(mod: Any, analysis: _Analysis, entries: list[str]) -> None:
     todo = list(entries)

@@ -15,7 +15,7 @@ from byoc_check import EXAMPLES, example_module
 
 import relaylang as rl
 from relaylang.backend.byoc import get_codegen
-from relaylang.backend.byoc.runner import partition
+from relaylang.backend.byoc.runner import partition, value_leaves
 from relaylang.ir.diagnostics import DiagnosticError
 from relaylang.ir.expr import Call, Op
 from relaylang.ir.traverse import post_order
@@ -50,19 +50,8 @@ def rand(shape, seed=0, scale=1.0):
     return (np.random.default_rng(seed).standard_normal(shape) * scale).astype("float32")
 
 
-def leaves(value) -> list:
-    out, stack = [], [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, (tuple, list)):
-            stack.extend(reversed(v))
-        else:
-            out.append(v)
-    return out
-
-
 def check_close(want, got):
-    want, got = leaves(want), leaves(got)
+    want, got = value_leaves(want), value_leaves(got)
     assert len(want) == len(got)
     for w, g in zip(want, got):
         w, g = np.asarray(w), np.asarray(g)

@@ -20,6 +20,7 @@ import numpy as np
 
 from ...ir.expr import Function
 from .registry import register_codegen
+from .runner import value_leaves
 
 EXTRA_HINT = "pip install 'relaylang[onnxruntime]'"
 
@@ -76,19 +77,6 @@ def onnxruntime_codegen(func: Function, symbol: str) -> Callable[..., Any]:
     n_params = len(func.params)
     run_session = session.run
 
-    def flat_args(args: tuple) -> list[Any]:
-        """The tensors of the arguments in order: a tuple parameter's value may come as a
-        tuple or (as executors pass it) as its tensors one by one."""
-        out: list[Any] = []
-        stack = list(reversed(args))
-        while stack:
-            v = stack.pop()
-            if isinstance(v, (tuple, list)):
-                stack.extend(reversed(v))
-            else:
-                out.append(v)
-        return out
-
     def regroup(outs: list[Any]) -> Any:
         if isinstance(layout, int):
             return outs[layout]
@@ -125,7 +113,7 @@ def onnxruntime_codegen(func: Function, symbol: str) -> Callable[..., Any]:
         return a
 
     def run(*args: Any) -> Any:
-        flat = flat_args(args)
+        flat = value_leaves(args)
         if len(flat) != len(input_names):
             raise ValueError(f"onnxruntime: `@{symbol}` takes {n_params} arguments "
                              f"({len(input_names)} tensors), got {len(flat)} tensors")

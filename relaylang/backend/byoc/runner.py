@@ -138,7 +138,7 @@ class ExternalFunction:
             result = self.run(*arrays)
         except Exception as e:
             raise self.fail(f"{type(e).__name__}: {e}", e) from e
-        leaves = _result_leaves(result)
+        leaves = value_leaves(result)
         if len(leaves) != len(self.result_leaves):
             raise self.fail(f"returned {len(leaves)} tensor(s), the function's type has "
                             f"{len(self.result_leaves)}")
@@ -160,7 +160,7 @@ class ExternalFunction:
         from ...op.numpy_support import carrier_dtype
         arrays = []
         for arg, types in zip(args, self.param_types):
-            for leaf, ty in zip(_result_leaves(arg), types):
+            for leaf, ty in zip(value_leaves(arg), types):
                 # np.asarray, not np.ascontiguousarray: the latter makes a 0-d array 1-d
                 arrays.append(np.asarray(leaf, dtype=carrier_dtype(ty.dtype), order="C"))
         leaves = self.call_arrays(arrays)
@@ -169,10 +169,12 @@ class ExternalFunction:
         return from_tuple_leaves(self.result_type, converted)
 
 
-def _result_leaves(result: Any) -> list[Any]:
-    """The tensors of a returned value: an array, or (nested) tuples/lists of them."""
+def value_leaves(value: Any) -> list[Any]:
+    """The tensors of a value in order: an array, or (nested) tuples/lists of them (a
+    codegen's result; arguments, where a tuple parameter may come as a tuple or, as the
+    executors pass it, as its tensors one by one)."""
     out: list[Any] = []
-    stack = [result]
+    stack = [value]
     while stack:
         r = stack.pop()
         if isinstance(r, (tuple, list)):

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...ir.expr import Call, Constant, Expr, Function, Op, Tuple, TupleGetItem, Var
-from ...ir.types import TensorType, TupleType, Type
+from ...ir.types import TensorType, TupleType, Type, tuple_leaves
 from . import knobs
 from . import loop_ir as L
 from .schedule import schedule
@@ -80,17 +80,12 @@ def _type_of(e: Expr) -> Type | None:
 
 
 def _flatten_type(t: Type, what: str, span: Any) -> list[TensorType]:
-    out: list[TensorType] = []
-    stack = [t]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, TupleType):
-            stack.extend(reversed(x.fields))
-        elif isinstance(x, TensorType):
-            out.append(x)
-        else:
+    """The tensor types of `t` in order (`tuple_leaves`); NoLowering for any other leaf."""
+    out = tuple_leaves(t)
+    for x in out:
+        if not isinstance(x, TensorType):
             raise NoLowering(what, span, f"type {x} is not a tensor or tuple of tensors")
-    return out
+    return out                                          # type: ignore[return-value]
 
 
 def _handles_for(t: Type, make: Any) -> Any:

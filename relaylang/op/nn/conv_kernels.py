@@ -133,42 +133,28 @@ for _nd in (1, 2, 3):
     implement(f"nn.conv{_nd}d_transpose", float16=IN_FLOAT32)(conv_kernel(_nd, transposed=True))
 
 
+_CONV2D = conv_kernel(2)
+
+
 def conv2d_nchwc(inputs: list, attrs: Any) -> np.ndarray:
-    """nn.contrib_conv2d_NCHWc: the blocks undone (data (N, C, H, W), weight (O, C, KH,
-    KW)), the plain convolution, the output blocked again (N, O / oc, OH, OW, oc)."""
+    """nn.contrib_conv2d_NCHWc: after the op's own checks of its blocks, nn.conv2d's
+    kernel in the same blocked layouts (data NCHW{ic}c, kernel OIHW{ic}i{oc}o, output
+    NCHW{oc}c: the plain convolution between layout transforms, `conv_layouts`)."""
     from .conv_relations import nchwc_geometry
-    g = nchwc_geometry(attrs)
-    data, weight = inputs
-    dtype = np.dtype(attrs.out_dtype or data.dtype)
-    n, cb, h, w, ic = data.shape
-    ob, wcb, kh, kw, _, oc = weight.shape
-    x = data.transpose(0, 1, 4, 2, 3).reshape(n, cb * ic, h, w).astype(dtype, copy=False)
-    wt = weight.transpose(0, 5, 1, 4, 2, 3).reshape(ob * oc, wcb * ic, kh, kw)
-    y = conv_ncs(x, wt.astype(dtype, copy=False), g.strides, g.dilation, g.pads, 1)
-    oh, ow = y.shape[2:]
-    y = y.astype(dtype, copy=False).reshape(n, ob, oc, oh, ow).transpose(0, 1, 3, 4, 2)
-    return np.ascontiguousarray(y)
+    nchwc_geometry(attrs)
+    return _CONV2D(inputs, attrs)
 
 
 implement("nn.contrib_conv2d_NCHWc", float16=IN_FLOAT32)(conv2d_nchwc)
 
 
 def depthwise_conv2d_nchwc(inputs: list, attrs: Any) -> np.ndarray:
-    """nn.contrib_depthwise_conv2d_NCHWc: the blocks undone (data (N, C, H, W), weight
-    (C, 1, KH, KW)), the plain depthwise convolution (groups = C), the output blocked
-    again (N, C / c, OH, OW, c)."""
+    """nn.contrib_depthwise_conv2d_NCHWc: after the op's own checks, nn.conv2d's kernel
+    in the same blocked layouts (data NCHW{c}c, kernel OIHW1i{c}o: the plain weight
+    (C, 1, KH, KW), groups = C)."""
     from .conv_relations import depthwise_nchwc_geometry
-    g = depthwise_nchwc_geometry(attrs)
-    data, weight = inputs
-    dtype = np.dtype(attrs.out_dtype or data.dtype)
-    n, cb, h, w, c = data.shape
-    wb, _, kh, kw, _, oc = weight.shape
-    x = data.transpose(0, 1, 4, 2, 3).reshape(n, cb * c, h, w).astype(dtype, copy=False)
-    wt = weight.transpose(0, 5, 1, 4, 2, 3).reshape(wb * oc, 1, kh, kw)
-    y = conv_ncs(x, wt.astype(dtype, copy=False), g.strides, g.dilation, g.pads, cb * c)
-    oh, ow = y.shape[2:]
-    y = y.astype(dtype, copy=False).reshape(n, cb, c, oh, ow).transpose(0, 1, 3, 4, 2)
-    return np.ascontiguousarray(y)
+    depthwise_nchwc_geometry(attrs)
+    return _CONV2D(inputs, attrs)
 
 
 implement("nn.contrib_depthwise_conv2d_NCHWc", float16=IN_FLOAT32)(depthwise_conv2d_nchwc)

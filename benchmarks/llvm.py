@@ -275,14 +275,7 @@ _PEAKS: dict[int, float] = {}
 def peak_gflops(threads: int) -> float:
     """The fp32 FMA peak of `threads` cores, measured once per run (benchmarks/peak.py)."""
     if threads not in _PEAKS:
-        import importlib.util
-        from pathlib import Path
-        spec = importlib.util.spec_from_file_location(
-            "peak", Path(__file__).resolve().parent / "peak.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        _PEAKS[threads] = module.peak_gflops(threads)
+        _PEAKS[threads] = _sibling("peak").peak_gflops(threads)
     return _PEAKS[threads]
 
 
@@ -328,19 +321,23 @@ class OrtRow:
         return self.relay_s / self.ort_s if self.ort_s else float("inf")
 
 
-def _onnx_workloads() -> Any:
-    """benchmarks/onnx_workloads.py, loaded from its file (benchmarks/ is not a package
-    and is not put on sys.path: its lsp.py would shadow the `lsp` package)."""
-    if "onnx_workloads" not in sys.modules:
+def _sibling(name: str) -> Any:
+    """benchmarks/<name>.py, loaded from its file once (benchmarks/ is not a package and
+    is not put on sys.path: its lsp.py would shadow the `lsp` package)."""
+    if name not in sys.modules:
         import importlib.util
         from pathlib import Path
         spec = importlib.util.spec_from_file_location(
-            "onnx_workloads", Path(__file__).resolve().parent / "onnx_workloads.py")
+            name, Path(__file__).resolve().parent / f"{name}.py")
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
-        sys.modules["onnx_workloads"] = module
+        sys.modules[name] = module
         spec.loader.exec_module(module)
-    return sys.modules["onnx_workloads"]
+    return sys.modules[name]
+
+
+def _onnx_workloads() -> Any:
+    return _sibling("onnx_workloads")
 
 
 def _ort_session(model: Any, threads: int) -> Any:

@@ -295,8 +295,9 @@ def _lower(fn: Function, name: str, constant_params: frozenset[int] | set[int]) 
             return h
         values[id(p)] = _handles_for(t, make)
     num_inputs = len(params)
-    b.constant_buffers = {id(params[k]) for i in constant_params if 0 <= i < len(param_leaves)
-                          for k in param_leaves[i]}
+    constant_leaves = {k for i in constant_params if 0 <= i < len(param_leaves)
+                       for k in param_leaves[i]}
+    b.constant_buffers = {id(params[k]) for k in constant_leaves}
 
     # post-order walk, iterative
     stack: list[tuple[Expr, bool]] = [(fn.body, False)]
@@ -354,8 +355,6 @@ def _lower(fn: Function, name: str, constant_params: frozenset[int] | set[int]) 
                 raise NoLowering("result", fn.span,
                                  f"lowering produced shape {shape}, type says {want}")
         out_bufs.append(L.Buffer(b.fresh(f"out{k}" if len(outs) > 1 else "out"), shape, dtype))
-    constant_leaves = {k for i in constant_params if 0 <= i < len(param_leaves)
-                       for k in param_leaves[i]}
     if constant_leaves:
         prim = _packed(b, name, params, constant_leaves, outs, out_bufs)
         if prim is not None:
